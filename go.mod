@@ -1,0 +1,3 @@
+module github.com/anvilmetal/anvil
+
+go 1.26.8

@@ -1,0 +1,99 @@
+package machine
+
+import "time"
+
+// PowerState is what Anvil last observed of a machine's power.
+type PowerState string
+
+const (
+	PowerOn      PowerState = "on"
+	PowerOff     PowerState = "off"
+	PowerUnknown PowerState = "unknown"
+	PowerError   PowerState = "error"
+)
+
+// Machine is one physical server as Anvil knows it.
+type Machine struct {
+	SystemID      string
+	Hostname      string
+	Domain        string
+	Architecture  string // MAAS form: "amd64/generic"
+	Description   string
+	Status        Status
+	StatusMessage string // the latest thing that happened, in words
+	// PreviousStatus is where the machine was before the current phase or
+	// before it was marked broken; abort, mark_fixed and the end of testing
+	// or rescue return there.
+	PreviousStatus Status
+	// StatusExpires is when the current monitored status times out; zero
+	// when the status is not monitored.
+	StatusExpires time.Time
+	Owner         string // username; empty when the machine is free
+	Zone          string
+	Pool          string
+	PowerType     string
+	// PowerParams holds the driver's parameters, secrets included. Stores
+	// encrypt them at rest; the API hides secret ones from non-admins.
+	PowerParams map[string]string
+	// EraseMode is how the current release wipes the disks.
+	EraseMode    EraseMode
+	PowerState   PowerState
+	Interfaces   []Interface
+	CPUCount     int
+	Memory       int64   // MiB
+	Storage      float64 // MB, as MAAS reports it
+	HardwareUUID string
+	OSystem      string
+	DistroSeries string
+	Netboot      bool
+	Tags         []string
+	Created      time.Time
+	Updated      time.Time
+	// Version increases with every stored change; stores use it to refuse
+	// an update built on a stale read.
+	Version int64
+}
+
+// Interface is a network interface of a machine.
+type Interface struct {
+	ID   int64
+	Name string
+	MAC  string // normalised: lower-case, colon-separated
+	// Boot marks the interface the machine PXE boots from.
+	Boot bool
+}
+
+// FQDN is hostname.domain, as MAAS shows it.
+func (m *Machine) FQDN() string {
+	if m.Domain == "" {
+		return m.Hostname
+	}
+	return m.Hostname + "." + m.Domain
+}
+
+// BootInterface returns the interface marked for boot, else the first one.
+func (m *Machine) BootInterface() (Interface, bool) {
+	for _, i := range m.Interfaces {
+		if i.Boot {
+			return i, true
+		}
+	}
+	if len(m.Interfaces) > 0 {
+		return m.Interfaces[0], true
+	}
+	return Interface{}, false
+}
+
+// Clone returns a deep copy, so that a Step never aliases its input.
+func (m Machine) Clone() Machine {
+	c := m
+	c.Interfaces = append([]Interface(nil), m.Interfaces...)
+	c.Tags = append([]string(nil), m.Tags...)
+	if m.PowerParams != nil {
+		c.PowerParams = make(map[string]string, len(m.PowerParams))
+		for k, v := range m.PowerParams {
+			c.PowerParams[k] = v
+		}
+	}
+	return c
+}

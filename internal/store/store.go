@@ -1,0 +1,183 @@
+// Package store persists Anvil's state. One interface, two implementations:
+// SQLite (embedded, the default) and PostgreSQL (for several regions). Both
+// pass the same test suite.
+//
+// Every method that changes more than one row does so in one transaction, so
+// a process killed at any point leaves either the old state or the new one.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// Errors callers test for with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+	ErrInUse    = errors.New("in use")
+)
+
+// ConflictError names what clashed and, when known, who holds it.
+type ConflictError struct {
+	What   string // "mac_address 52:54:00:12:34:56", "hostname node1"
+	Holder string // system_id or name of the record that holds it
+}
+
+func (e *ConflictError) Error() string {
+	if e.Holder != "" {
+		return fmt.Sprintf("%s is already in use by %s", e.What, e.Holder)
+	}
+	return e.What + " is already in use"
+}
+
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+// User is an API user.
+type User struct {
+	ID    int64
+	Name  string
+	Email string
+	Admin bool
+}
+
+// Token is an API key: consumer key, token key and token secret, given to
+// clients as "consumer:token:secret" (MAAS's format).
+type Token struct {
+	ConsumerKey string
+	TokenKey    string
+	Secret      string
+	Username    string
+	Created     time.Time
+}
+
+// APIKey renders the token in MAAS's format.
+func (t Token) APIKey() string { return t.ConsumerKey + ":" + t.TokenKey + ":" + t.Secret }
+
+// Zone and Pool are named groups of machines. "default" always exists.
+type Zone struct {
+	ID          int64
+	Name        string
+	Description string
+}
+
+type Pool struct {
+	ID          int64
+	Name        string
+	Description string
+}
+
+// Tag is a label on machines.
+type Tag struct {
+	ID         int64
+	Name       string
+	Comment    string
+	Definition string
+	KernelOpts string
+}
+
+// MachineFilter selects machines; empty fields do not filter. Values within
+// one field are alternatives (OR); fields combine with AND.
+type MachineFilter struct {
+	SystemIDs []string
+	Hostnames []string
+	MACs      []string // normalised
+	Statuses  []machine.Status
+	Zones     []string
+	Pools     []string
+	Owners    []string
+	Arch      string
+	Tags      []string // must carry every one
+	NotTags   []string // must carry none
+	MinCPU    int
+	MinMemory int64 // MiB
+	// VisibleTo limits the result to what a non-admin user may see: free
+	// machines and machines it owns. Empty means no limit (admin).
+	VisibleTo string
+	// WithPowerParams loads and decrypts power parameters; lists that do
+	// not show them skip the work.
+	WithPowerParams bool
+	// Limit caps the number of machines; 0 means no cap.
+	Limit int
+}
+
+// EventFilter selects events, newest first unless Ascending.
+type EventFilter struct {
+	Hostnames []string
+	SystemIDs []string
+	Zones     []string
+	MinLevel  machine.Level // events at this level or more severe
+	Owner     string        // events of machines owned by this user
+	BeforeID  int64         // events with ID < BeforeID
+	AfterID   int64         // events with ID > AfterID
+	Limit     int           // 0 means 100
+	Ascending bool
+}
+
+// UpdateFunc changes a machine in place and returns the events to record
+// with the change. Returning an error aborts the transaction.
+type UpdateFunc func(m *machine.Machine) ([]machine.Event, error)
+
+// Store is everything Anvil keeps.
+type Store interface {
+	// Machines. CreateMachine assigns SystemID when empty, and Created,
+	// Updated and Version; it stores interfaces and events in the same
+	// transaction and fails with a *ConflictError for a MAC, hostname or
+	// system_id already taken. Zone and Pool must name existing ones
+	// (empty means "default").
+	CreateMachine(ctx context.Context, m *machine.Machine, events []machine.Event) error
+	GetMachine(ctx context.Context, systemID string) (machine.Machine, error)
+	ListMachines(ctx context.Context, f MachineFilter) ([]machine.Machine, error)
+	// UpdateMachine loads the machine (locking it against concurrent
+	// updates), applies fn, and writes every field, its interfaces and the
+	// returned events in one transaction. Tags are not written: use
+	// TagMachines. Version is incremented.
+	UpdateMachine(ctx context.Context, systemID string, fn UpdateFunc) (machine.Machine, error)
+	DeleteMachine(ctx context.Context, systemID string, events []machine.Event) error
+	// ExpiredMachines returns the system IDs whose status_expires is at or
+	// before now.
+	ExpiredMachines(ctx context.Context, now time.Time) ([]string, error)
+	CountMachines(ctx context.Context) (int, error)
+
+	// Users and API tokens.
+	EnsureUser(ctx context.Context, name string, admin bool) (User, error)
+	GetUser(ctx context.Context, name string) (User, error)
+	ListUsers(ctx context.Context) ([]User, error)
+	CreateToken(ctx context.Context, username string) (Token, error)
+	// LookupToken finds a token by its consumer and token keys.
+	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)
+
+	// Zones and pools: names are unique; "default" cannot be deleted; a zone
+	// or pool that still holds machines cannot be deleted (ErrInUse).
+	ListZones(ctx context.Context) ([]Zone, error)
+	GetZone(ctx context.Context, name string) (Zone, error)
+	CreateZone(ctx context.Context, z Zone) (Zone, error)
+	UpdateZone(ctx context.Context, name string, z Zone) (Zone, error)
+	DeleteZone(ctx context.Context, name string) error
+	ListPools(ctx context.Context) ([]Pool, error)
+	GetPool(ctx context.Context, name string) (Pool, error)
+	CreatePool(ctx context.Context, p Pool) (Pool, error)
+	UpdatePool(ctx context.Context, name string, p Pool) (Pool, error)
+	DeletePool(ctx context.Context, name string) error
+
+	// Tags. TagMachines adds and removes machines in one transaction; an
+	// unknown system ID fails the whole call with ErrNotFound.
+	ListTags(ctx context.Context) ([]Tag, error)
+	GetTag(ctx context.Context, name string) (Tag, error)
+	CreateTag(ctx context.Context, t Tag) (Tag, error)
+	UpdateTag(ctx context.Context, name string, t Tag) (Tag, error)
+	DeleteTag(ctx context.Context, name string) error
+	TagMachines(ctx context.Context, tag string, add, remove []string) error
+
+	// Events. AppendEvents assigns IDs (increasing) and stores them.
+	AppendEvents(ctx context.Context, events ...machine.Event) error
+	QueryEvents(ctx context.Context, f EventFilter) ([]machine.Event, error)
+	// LastEventID is the highest event ID stored, 0 when none.
+	LastEventID(ctx context.Context) (int64, error)
+
+	Close() error
+}
