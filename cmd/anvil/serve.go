@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anvilmetal/anvil/internal/serve"
+)
+
+// storeFlags are shared by every command that opens the database.
+type storeFlags struct {
+	data string
+	db   string
+}
+
+func (f *storeFlags) register(c *cobra.Command) {
+	c.Flags().StringVar(&f.data, "data", "./anvil-data", "directory for the embedded database, the secret key and everything else Anvil keeps")
+	c.Flags().StringVar(&f.db, "db", os.Getenv("ANVIL_DB"), "database URL: empty for embedded SQLite in --data, or postgres://user:pass@host/db")
+}
+
+func serveCmd() *cobra.Command {
+	var (
+		sf      storeFlags
+		listen  string
+		timeout time.Duration
+		level   string
+	)
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run region and rack in one process",
+		RunE: func(c *cobra.Command, _ []string) error {
+			var lv slog.Level
+			if err := lv.UnmarshalText([]byte(level)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			t0 := time.Now()
+			srv, err := serve.Start(ctx, serve.Config{
+				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
+			})
+			if err != nil {
+				return err
+			}
+			log.Info("Anvil is ready", "api", apiURL(srv.Addr), "database", dbName(sf), "startup", time.Since(t0).Round(time.Millisecond))
+			fmt.Fprintf(os.Stderr, "\nGet an API key with:\n  anvil apikey --username admin --data %s%s\nthen log in with:\n  anvil login admin %s <key>\n\n",
+				sf.data, dbFlag(sf), apiURL(srv.Addr))
+			werr := srv.Wait(ctx)
+			log.Info("shutting down")
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := srv.Close(sctx); err != nil && werr == nil {
+				werr = err
+			}
+			return werr
+		},
+	}
+	sf.register(c)
+	c.Flags().StringVar(&listen, "listen", ":5240", "address for the API, UI and metadata")
+	c.Flags().DurationVar(&timeout, "status-timeout", 30*time.Minute, "how long a monitored status (commissioning, deploying, ...) may go without progress before it fails")
+	c.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	return c
+}
+
+func apikeyCmd() *cobra.Command {
+	var (
+		sf       storeFlags
+		username string
+	)
+	c := &cobra.Command{
+		Use:   "apikey",
+		Short: "Print a new API key (consumer:token:secret) for a user, creating it as an admin if needed",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if username == "" {
+				return fmt.Errorf("--username is required")
+			}
+			key, err := serve.APIKey(c.Context(), sf.data, sf.db, username)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), key)
+			return nil
+		},
+	}
+	sf.register(c)
+	c.Flags().StringVar(&username, "username", "", "the user the key is for")
+	return c
+}
+
+func apiURL(a net.Addr) string {
+	host, port, _ := net.SplitHostPort(a.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/MAAS/"
+}
+
+func dbName(sf storeFlags) string {
+	if sf.db == "" {
+		return "sqlite in " + sf.data
+	}
+	return "postgresql"
+}
+
+func dbFlag(sf storeFlags) string {
+	if sf.db == "" {
+		return ""
+	}
+	return " --db '<same URL>'"
+}

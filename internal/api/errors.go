@@ -1,0 +1,74 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// fieldError is a bad request parameter. It is answered as MAAS answers
+// form errors: 400 with {"field": ["message"]}.
+type fieldError struct {
+	field string
+	msg   string
+}
+
+func (e *fieldError) Error() string { return e.field + ": " + e.msg }
+
+func badField(field, format string, args ...any) error {
+	return &fieldError{field: field, msg: sprintf(format, args...)}
+}
+
+// writeError maps an error to MAAS's status codes. Unexpected errors are
+// logged and answered without detail, since they may carry internals.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var (
+		fe  *fieldError
+		ve  *region.ValidationError
+		ua  errUnauthorized
+		te  *machine.TransitionError
+		ce  *store.ConflictError
+		mbe *http.MaxBytesError
+		cf  *conflict
+	)
+	switch {
+	case errors.As(err, &fe):
+		writeJSON(w, http.StatusBadRequest, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &ve):
+		writeJSON(w, http.StatusBadRequest, map[string][]string{ve.Field: {ve.Err.Error()}})
+	case errors.As(err, &ua):
+		w.Header().Set("WWW-Authenticate", `OAuth realm="OAuth"`)
+		writeText(w, http.StatusUnauthorized, ua.Error())
+	case errors.As(err, &mbe):
+		writeText(w, http.StatusRequestEntityTooLarge, sprintf("request body is larger than %d bytes", mbe.Limit))
+	case errors.Is(err, machine.ErrForbidden):
+		writeText(w, http.StatusForbidden, err.Error())
+	case errors.Is(err, store.ErrNotFound):
+		writeText(w, http.StatusNotFound, err.Error())
+	case errors.As(err, &te), errors.As(err, &cf):
+		writeText(w, http.StatusConflict, err.Error())
+	case errors.As(err, &ce), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInUse), errors.Is(err, region.ErrNoMatch):
+		writeText(w, http.StatusConflict, err.Error())
+	default:
+		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeText(w, http.StatusInternalServerError, "internal error; the server log has the details")
+	}
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}

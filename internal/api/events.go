@@ -1,0 +1,159 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+func (s *Server) eventsRoutes() []route {
+	return []route{
+		get("query", authenticated, s.queryEvents),
+		get("watch", authenticated, s.watchEvents),
+	}
+}
+
+// eventFilter reads MAAS's event query parameters.
+func eventFilter(r *request) (store.EventFilter, error) {
+	f := store.EventFilter{Hostnames: list(r, "hostname"), SystemIDs: list(r, "id"), Zones: list(r, "zone")}
+	if f.SystemIDs == nil {
+		f.SystemIDs = list(r, "node")
+	}
+	if l := r.form.Get("level"); l != "" {
+		lv, ok := machine.ParseLevel(l)
+		if !ok {
+			return f, badField("level", "%q is not one of DEBUG, INFO, WARNING, ERROR, CRITICAL, AUDIT", l)
+		}
+		f.MinLevel = lv
+	}
+	var err error
+	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
+		return f, err
+	}
+	if f.Limit > 1000 {
+		return f, badField("limit", "at most 1000")
+	}
+	for name, dst := range map[string]*int64{"before": &f.BeforeID, "after": &f.AfterID} {
+		v, _, err := intParam(r, name, 0)
+		if err != nil {
+			return f, err
+		}
+		*dst = int64(v)
+	}
+	if !r.who.user.Admin {
+		f.Owner = r.who.user.Name
+	}
+	return f, nil
+}
+
+func (s *Server) queryEvents(w http.ResponseWriter, r *request) error {
+	f, err := eventFilter(r)
+	if err != nil {
+		return err
+	}
+	evs, err := s.store.QueryEvents(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := make([]eventJSON, len(evs))
+	for i, e := range evs {
+		out[i] = renderEvent(e)
+	}
+	resp := map[string]any{"count": len(out), "events": out, "next_uri": nil, "prev_uri": nil}
+	if len(evs) > 0 {
+		// Newest first: "prev" pages go to older events, "next" to newer.
+		resp["prev_uri"] = pageURI(r.form, "before", evs[len(evs)-1].ID)
+		resp["next_uri"] = pageURI(r.form, "after", evs[0].ID)
+	}
+	writeJSON(w, http.StatusOK, resp)
+	return nil
+}
+
+func pageURI(form url.Values, key string, id int64) string {
+	q := url.Values{}
+	for k, v := range form {
+		if k != "before" && k != "after" {
+			q[k] = v
+		}
+	}
+	q.Set(key, strconv.FormatInt(id, 10))
+	return Prefix + "events/?" + q.Encode()
+}
+
+// watchEvents streams events as Server-Sent Events from after= (or from
+// now), so clients follow changes without re-listing machines. The
+// client's Last-Event-ID header resumes a dropped stream where it stopped.
+func (s *Server) watchEvents(w http.ResponseWriter, r *request) error {
+	f, err := eventFilter(r)
+	if err != nil {
+		return err
+	}
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		if v, err := strconv.ParseInt(id, 10, 64); err == nil && v > f.AfterID {
+			f.AfterID = v
+		}
+	}
+	if r.form.Get("after") == "" && r.Header.Get("Last-Event-ID") == "" {
+		if f.AfterID, err = s.store.LastEventID(r.Context()); err != nil {
+			return err
+		}
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming is not supported by this connection")
+	}
+	f.Ascending, f.BeforeID, f.Limit = true, 0, 500
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, ": watching events after %d\n\n", f.AfterID)
+	flusher.Flush()
+
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	poll := time.NewTicker(s.opts.WatchPoll)
+	defer poll.Stop()
+	for {
+		changed := s.svc.Hub.Changed()
+		evs, err := s.store.QueryEvents(r.Context(), f)
+		if err != nil {
+			if r.Context().Err() != nil {
+				return nil
+			}
+			s.log.Error("event watch", "err", err)
+			return nil // headers are sent; the client reconnects
+		}
+		for _, e := range evs {
+			b, _ := json.Marshal(renderEvent(e))
+			fmt.Fprintf(w, "id: %d\nevent: event\ndata: %s\n\n", e.ID, b)
+			f.AfterID = e.ID
+		}
+		if len(evs) > 0 {
+			flusher.Flush()
+		}
+		if len(evs) == f.Limit {
+			continue // more are waiting
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-changed:
+		case <-poll.C:
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			flusher.Flush()
+		}
+	}
+}
+
+func isStoreSentinel(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInUse)
+}

@@ -1,0 +1,267 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+func (s *Server) machineRoutes() []route {
+	r := []route{
+		get("", authenticated, s.readMachine),
+		put(authenticated, s.updateMachine),
+		del(adminOnly, s.deleteMachine),
+		get("query_power_state", authenticated, s.queryPowerState),
+		get("power_parameters", adminOnly, s.powerParameters),
+		get("details", authenticated, s.details),
+		get("power_queue", authenticated, s.powerQueue),
+	}
+	for _, a := range machine.UserActions {
+		if a == machine.Allocate {
+			continue // allocation is on the collection
+		}
+		r = append(r, post(string(a), authenticated, s.action(a)))
+	}
+	return r
+}
+
+// visibleMachine loads a machine the caller may see; others are 404, as in
+// MAAS, so that ids of other users' machines are not confirmed.
+func (s *Server) visibleMachine(r *request) (machine.Machine, error) {
+	m, err := s.store.GetMachine(r.Context(), r.id)
+	if err == nil && !machine.CanView(r.who.actor(), &m) {
+		err = fmt.Errorf("machine %s: %w", r.id, store.ErrNotFound)
+	}
+	return m, err
+}
+
+func (s *Server) readMachine(w http.ResponseWriter, r *request) error {
+	m, err := s.visibleMachine(r)
+	if err != nil {
+		return err
+	}
+	return s.writeMachine(w, r, http.StatusOK, &m)
+}
+
+func (s *Server) deleteMachine(w http.ResponseWriter, r *request) error {
+	if err := s.svc.Delete(r.Context(), r.who.actor(), r.id); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// updateMachine is PUT: only the fields given change, each validated first.
+func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
+	params, paramsGiven, err := parsePowerParameters(r)
+	if err != nil {
+		return err
+	}
+	if err := s.checkGroups(r, r.form.Get("zone"), r.form.Get("pool")); err != nil {
+		return err
+	}
+	edit := func(m *machine.Machine) error {
+		if h := r.form.Get("hostname"); h != "" {
+			if err := machine.ValidateHostname(h); err != nil {
+				return badField("hostname", "%v", err)
+			}
+			m.Hostname = h
+		}
+		if d := r.form.Get("domain"); d != "" {
+			if err := machine.ValidateHostname(d); err != nil {
+				return badField("domain", "%q is not a valid domain name", d)
+			}
+			m.Domain = d
+		}
+		if a := r.form.Get("architecture"); a != "" {
+			n, err := machine.NormaliseArchitecture(a)
+			if err != nil {
+				return badField("architecture", "%v", err)
+			}
+			m.Architecture = n
+		}
+		if _, ok := r.form["description"]; ok {
+			m.Description = r.form.Get("description")
+		}
+		if z := r.form.Get("zone"); z != "" {
+			m.Zone = z
+		}
+		if p := r.form.Get("pool"); p != "" {
+			m.Pool = p
+		}
+		if t := r.form.Get("power_type"); t != "" && t != m.PowerType {
+			m.PowerType = t
+			if !paramsGiven {
+				m.PowerParams = map[string]string{} // old parameters belong to the old type
+			}
+		}
+		if paramsGiven {
+			merged := map[string]string{}
+			for k, v := range m.PowerParams {
+				merged[k] = v
+			}
+			for k, v := range params {
+				merged[k] = v
+			}
+			m.PowerParams = merged
+		}
+		if v, ok, err := intParam(r, "cpu_count", 0); err != nil {
+			return err
+		} else if ok {
+			m.CPUCount = v
+		}
+		if v, ok, err := intParam(r, "memory", 0); err != nil {
+			return err
+		} else if ok {
+			m.Memory = int64(v)
+		}
+		return nil
+	}
+	m, err := s.svc.Update(r.Context(), r.who.actor(), r.id, edit)
+	if err != nil {
+		return err
+	}
+	return s.writeMachine(w, r, http.StatusOK, &m)
+}
+
+// action serves one lifecycle op; its options come from the form.
+func (s *Server) action(a machine.Action) handlerFunc {
+	return func(w http.ResponseWriter, r *request) error {
+		in := machine.Input{Action: a, Comment: r.form.Get("comment")}
+		switch a {
+		case machine.Release:
+			mode, err := eraseMode(r)
+			if err != nil {
+				return err
+			}
+			in.Erase = mode
+		case machine.Deploy:
+			in.OSystem, in.DistroSeries = r.form.Get("osystem"), r.form.Get("distro_series")
+		case machine.MarkBroken:
+			in.Comment = firstOr(r.form.Get("comment"), r.form.Get("error_description"))
+		}
+		m, req, err := s.svc.Act(r.Context(), r.who.actor(), r.id, in)
+		if err != nil {
+			return err
+		}
+		if req != nil {
+			w.Header().Set("X-Anvil-Power-Request", req.ID)
+		}
+		return s.writeMachine(w, r, http.StatusOK, &m)
+	}
+}
+
+func eraseMode(r *request) (machine.EraseMode, error) {
+	erase, err := boolParam(r, "erase")
+	if err != nil {
+		return "", err
+	}
+	quick, err := boolParam(r, "quick_erase")
+	if err != nil {
+		return "", err
+	}
+	secure, err := boolParam(r, "secure_erase")
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case !erase && (quick || secure):
+		return "", badField("erase", "quick_erase and secure_erase need erase=true")
+	case !erase:
+		return machine.EraseNone, nil
+	case secure:
+		return machine.EraseSecure, nil
+	case quick:
+		return machine.EraseQuick, nil
+	}
+	return machine.EraseFull, nil
+}
+
+// queryPowerState asks the BMC through the machine's queue and answers
+// MAAS's {"state": ...}; a type that cannot be queried says "unknown".
+func (s *Server) queryPowerState(w http.ResponseWriter, r *request) error {
+	m, err := s.visibleMachine(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
+	defer cancel()
+	res, err := s.svc.Power.Do(ctx, m, power.QueryAction, r.who.user.Name, "query_power_state")
+	if err != nil {
+		return err
+	}
+	state := res.State
+	if res.Err != nil && !errors.Is(res.Err, power.ErrUnsupported) {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"state": string(machine.PowerError), "error": res.Err.Error()})
+		return nil
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": string(state)})
+	return nil
+}
+
+// powerParameters shows a machine's parameters, secrets included: admins only.
+func (s *Server) powerParameters(w http.ResponseWriter, r *request) error {
+	m, err := s.store.GetMachine(r.Context(), r.id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, nonNil(m.PowerParams))
+	return nil
+}
+
+// details returns what commissioning found. Until the machine has been
+// commissioned there is nothing, which MAAS also answers as empty.
+func (s *Server) details(w http.ResponseWriter, r *request) error {
+	m, err := s.visibleMachine(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"system_id": m.SystemID, "cpu_count": m.CPUCount, "memory": m.Memory, "storage": m.Storage,
+		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil,
+	})
+	return nil
+}
+
+type queuedJSON struct {
+	ID          string `json:"id"`
+	Action      string `json:"action"`
+	RequestedBy string `json:"requested_by"`
+	Reason      string `json:"reason"`
+	Queued      string `json:"queued"`
+	Started     string `json:"started,omitempty"`
+}
+
+func renderQueued(q power.Request) queuedJSON {
+	j := queuedJSON{ID: q.ID, Action: string(q.Action), RequestedBy: q.RequestedBy, Reason: q.Reason, Queued: q.Queued.UTC().Format(time.RFC3339Nano)}
+	if !q.Started.IsZero() {
+		j.Started = q.Started.UTC().Format(time.RFC3339Nano)
+	}
+	return j
+}
+
+// powerQueue is an Anvil extension: what is in flight and waiting.
+func (s *Server) powerQueue(w http.ResponseWriter, r *request) error {
+	m, err := s.visibleMachine(r)
+	if err != nil {
+		return err
+	}
+	inFlight, waiting := s.svc.Power.Queue(m.SystemID)
+	out := map[string]any{"system_id": m.SystemID, "in_flight": nil, "waiting": []queuedJSON{}}
+	if inFlight != nil {
+		out["in_flight"] = renderQueued(*inFlight)
+	}
+	ws := []queuedJSON{}
+	for _, q := range waiting {
+		ws = append(ws, renderQueued(q))
+	}
+	out["waiting"] = ws
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}

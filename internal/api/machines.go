@@ -1,0 +1,315 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+func (s *Server) machinesRoutes() []route {
+	return []route{
+		get("", authenticated, s.listMachines),
+		post("", authenticated, s.createMachine),
+		get("is_registered", anonymous, s.isRegistered),
+		post("allocate", authenticated, s.allocate),
+		post("release", authenticated, s.releaseMany),
+		get("power_parameters", adminOnly, s.allPowerParameters),
+	}
+}
+
+// listFilter turns MAAS's list parameters into a store filter; a value that
+// cannot match anything (a malformed MAC, an unknown status) is a 400 so
+// that a typo never reads as "no machines".
+func listFilter(r *request) (store.MachineFilter, error) {
+	f := store.MachineFilter{
+		Hostnames: list(r, "hostname"), SystemIDs: list(r, "id"),
+		Zones: list(r, "zone"), Pools: list(r, "pool"), Owners: list(r, "owner"),
+		Tags: list(r, "tags"), NotTags: list(r, "not_tags"),
+	}
+	for _, mac := range list(r, "mac_address") {
+		n, err := machine.NormaliseMAC(mac)
+		if err != nil {
+			return f, badField("mac_address", "%v", err)
+		}
+		f.MACs = append(f.MACs, n)
+	}
+	for _, st := range list(r, "status") {
+		v, err := machine.ParseStatus(st)
+		if err != nil {
+			return f, badField("status", "%v", err)
+		}
+		f.Statuses = append(f.Statuses, v)
+	}
+	if a := r.form.Get("arch"); a != "" {
+		n, err := machine.NormaliseArchitecture(a)
+		if err != nil {
+			return f, badField("arch", "%v", err)
+		}
+		f.Arch = n
+	}
+	var err error
+	if f.MinCPU, _, err = intParam(r, "cpu_count", 0); err != nil {
+		return f, err
+	}
+	mem, _, err := intParam(r, "mem", 0)
+	f.MinMemory = int64(mem)
+	if !r.who.user.Admin {
+		f.VisibleTo = r.who.user.Name
+	}
+	return f, err
+}
+
+func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
+	f, err := listFilter(r)
+	if err != nil {
+		return err
+	}
+	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
+		return err
+	}
+	ms, err := s.store.ListMachines(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	out := make([]machineJSON, len(ms))
+	for i := range ms {
+		out[i] = renderMachine(&ms[i], n, false)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *Server) createMachine(w http.ResponseWriter, r *request) error {
+	m, commission, err := s.parseNewMachine(r)
+	if err != nil {
+		return err
+	}
+	if err := s.svc.Create(r.Context(), r.who.actor(), &m, commission); err != nil {
+		return err
+	}
+	return s.writeMachine(w, r, http.StatusOK, &m)
+}
+
+func (s *Server) writeMachine(w http.ResponseWriter, r *request, code int, m *machine.Machine) error {
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, code, renderMachine(m, n, false))
+	return nil
+}
+
+// isRegistered answers MAAS's anonymous enlistment question for one MAC
+// or several (comma-separated or repeated): true if any is known.
+func (s *Server) isRegistered(w http.ResponseWriter, r *request) error {
+	macs := list(r, "mac_address")
+	if len(macs) == 0 {
+		return badField("mac_address", "at least one MAC address is required")
+	}
+	if len(macs) > 64 {
+		return badField("mac_address", "at most 64 MAC addresses may be asked at once")
+	}
+	f := store.MachineFilter{Limit: 1}
+	for _, mac := range macs {
+		n, err := machine.NormaliseMAC(mac)
+		if err != nil {
+			return badField("mac_address", "%v", err)
+		}
+		f.MACs = append(f.MACs, n)
+	}
+	ms, err := s.store.ListMachines(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, len(ms) > 0)
+	return nil
+}
+
+func (s *Server) allocate(w http.ResponseWriter, r *request) error {
+	for _, unsupported := range []string{"storage", "interfaces", "not_subnets", "subnets", "fabrics", "not_fabrics", "fabric_classes", "not_fabric_classes", "devices"} {
+		if r.form.Get(unsupported) != "" {
+			return badField(unsupported, "this constraint is not supported by Anvil yet")
+		}
+	}
+	f, err := listFilter(r)
+	if err != nil {
+		return err
+	}
+	if name := r.form.Get("name"); name != "" {
+		f.Hostnames = append(f.Hostnames, strings.SplitN(name, ".", 2)[0])
+	}
+	f.SystemIDs = append(f.SystemIDs, list(r, "system_id")...)
+	notZones, notPools := list(r, "not_in_zone"), list(r, "not_in_pool")
+	dry, err := boolParam(r, "dry_run")
+	if err != nil {
+		return err
+	}
+	f.VisibleTo = ""
+	candidates := func(m *machine.Machine) bool {
+		return !contains(notZones, m.Zone) && !contains(notPools, m.Pool)
+	}
+	if dry || len(notZones)+len(notPools) > 0 {
+		// Exclusions are rare: filter candidates here and allocate by id.
+		ms, err := s.store.ListMachines(r.Context(), withReady(f))
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for i := range ms {
+			if candidates(&ms[i]) {
+				ids = append(ids, ms[i].SystemID)
+			}
+		}
+		if len(ids) == 0 {
+			return noMatch(r)
+		}
+		if dry {
+			for i := range ms {
+				if ms[i].SystemID == ids[0] {
+					return s.writeAllocated(w, r, &ms[i])
+				}
+			}
+		}
+		f.SystemIDs = ids
+	}
+	m, err := s.svc.Allocate(r.Context(), r.who.actor(), f, r.form.Get("comment"))
+	if err != nil {
+		return err
+	}
+	return s.writeAllocated(w, r, &m)
+}
+
+func withReady(f store.MachineFilter) store.MachineFilter {
+	f.Statuses = []machine.Status{machine.Ready}
+	f.Owners = []string{""}
+	return f
+}
+
+func noMatch(r *request) error {
+	return &conflict{"No available machine matches constraints: " + r.form.Encode()}
+}
+
+// writeAllocated adds constraints_by_type, which clients expect on an
+// allocation answer.
+func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Machine) error {
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	j := renderMachine(m, n, false)
+	j.ConstraintsMap = &struct{}{}
+	writeJSON(w, http.StatusOK, j)
+	return nil
+}
+
+// releaseMany is MAAS's bulk release: all machines must exist and be
+// releasable by the caller, else nothing is released.
+func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
+	ids := list(r, "machines")
+	if len(ids) == 0 {
+		return badField("machines", "at least one system_id is required")
+	}
+	actor := r.who.actor()
+	var missing, refused []string
+	for _, id := range ids {
+		m, err := s.store.GetMachine(r.Context(), id)
+		switch {
+		case err != nil || !machine.CanView(actor, &m):
+			missing = append(missing, id)
+		case !machine.CanEdit(actor, &m):
+			refused = append(refused, id)
+		}
+	}
+	if len(missing) > 0 {
+		return badField("machines", "unknown machines: %s", strings.Join(missing, ", "))
+	}
+	if len(refused) > 0 {
+		return &machine.ForbiddenError{Action: machine.Release, Reason: "not yours: " + strings.Join(refused, ", ")}
+	}
+	var done []string
+	for _, id := range ids {
+		if _, _, err := s.svc.Act(r.Context(), actor, id, machine.Input{Action: machine.Release, Comment: r.form.Get("comment")}); err != nil {
+			return err
+		}
+		done = append(done, id)
+	}
+	writeJSON(w, http.StatusOK, done)
+	return nil
+}
+
+func (s *Server) allPowerParameters(w http.ResponseWriter, r *request) error {
+	ms, err := s.store.ListMachines(r.Context(), store.MachineFilter{SystemIDs: list(r, "id"), WithPowerParams: true})
+	if err != nil {
+		return err
+	}
+	out := make(map[string]map[string]string, len(ms))
+	for _, m := range ms {
+		out[m.SystemID] = nonNil(m.PowerParams)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func contains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// conflict is a 409 with a message.
+type conflict struct{ msg string }
+
+func (c *conflict) Error() string { return c.msg }
+
+// parsePowerParameters reads power_parameters (a JSON object) and
+// power_parameters_<name> fields, which MAAS accepts interchangeably.
+func parsePowerParameters(r *request) (map[string]string, bool, error) {
+	params := map[string]string{}
+	given := false
+	if raw := r.form.Get("power_parameters"); raw != "" {
+		given = true
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(raw), &obj); err != nil {
+			return nil, true, badField("power_parameters", "must be a JSON object of strings: %v", err)
+		}
+		for k, v := range obj {
+			switch t := v.(type) {
+			case string:
+				params[k] = t
+			case float64, bool:
+				params[k] = sprintf("%v", t)
+			default:
+				return nil, true, badField("power_parameters", "value of %q must be a string, number or boolean", k)
+			}
+		}
+	}
+	for k, v := range r.form {
+		if name, ok := strings.CutPrefix(k, "power_parameters_"); ok && name != "" {
+			given = true
+			params[name] = v[0]
+		}
+	}
+	for k, v := range params {
+		if len(k) > 64 || len(v) > 1024 {
+			return nil, true, badField("power_parameters", "parameter %q is too long", truncate(k, 64))
+		}
+	}
+	return params, given, nil
+}

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"errors"
+
+	"crypto/rand"
+	"github.com/anvilmetal/anvil/internal/store"
+	"math/big"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// parseNewMachine validates a create request completely before anything is
+// stored, so a bad field never leaves a half-made machine.
+func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
+	m := machine.Machine{
+		Status: machine.New, Domain: "maas", Zone: r.form.Get("zone"), Pool: r.form.Get("pool"),
+		Description: r.form.Get("description"), PowerType: r.form.Get("power_type"),
+		PowerState: machine.PowerUnknown,
+	}
+	var err error
+	if m.Architecture, err = machine.NormaliseArchitecture(firstOr(r.form.Get("architecture"), "amd64/generic")); err != nil {
+		return m, false, badField("architecture", "%v", err)
+	}
+	if d := r.form.Get("domain"); d != "" {
+		if err := machine.ValidateHostname(d); err != nil {
+			return m, false, badField("domain", "%q is not a valid domain name", d)
+		}
+		m.Domain = d
+	}
+	if h := r.form.Get("hostname"); h != "" {
+		host, domain, _ := strings.Cut(h, ".")
+		if err := machine.ValidateHostname(h); err != nil {
+			return m, false, badField("hostname", "%v", err)
+		}
+		m.Hostname = host
+		if domain != "" {
+			m.Domain = domain
+		}
+	} else {
+		m.Hostname = petname()
+	}
+	if len(m.Description) > 1024 {
+		return m, false, badField("description", "must be at most 1024 characters")
+	}
+	seen := map[string]bool{}
+	for i, raw := range list(r, "mac_addresses") {
+		mac, err := machine.NormaliseMAC(raw)
+		if err != nil {
+			return m, false, badField("mac_addresses", "%v", err)
+		}
+		if seen[mac] {
+			return m, false, badField("mac_addresses", "%s is given twice", mac)
+		}
+		seen[mac] = true
+		m.Interfaces = append(m.Interfaces, machine.Interface{Name: sprintf("eth%d", i), MAC: mac, Boot: i == 0})
+	}
+	if m.PowerType == "" {
+		m.PowerType = "manual"
+	}
+	if m.PowerParams, _, err = parsePowerParameters(r); err != nil {
+		return m, false, err
+	}
+	if len(m.Interfaces) == 0 {
+		return m, false, badField("mac_addresses", "at least one MAC address is required")
+	}
+	if err := s.checkGroups(r, m.Zone, m.Pool); err != nil {
+		return m, false, err
+	}
+	commission, err := boolParam(r, "commission")
+	return m, commission, err
+}
+
+// checkGroups turns an unknown zone or pool into a field error.
+func (s *Server) checkGroups(r *request, zone, pool string) error {
+	if zone != "" {
+		if _, err := s.store.GetZone(r.Context(), zone); errors.Is(err, store.ErrNotFound) {
+			return badField("zone", "zone %q does not exist", zone)
+		} else if err != nil {
+			return err
+		}
+	}
+	if pool != "" {
+		if _, err := s.store.GetPool(r.Context(), pool); errors.Is(err, store.ErrNotFound) {
+			return badField("pool", "resource pool %q does not exist", pool)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func firstOr(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// petname makes a readable hostname for machines added without one, as
+// MAAS does; a clash is unlikely and the store refuses it anyway.
+func petname() string {
+	adjectives := []string{"amber", "brave", "calm", "deft", "eager", "fair", "glad", "hardy", "keen", "lucid",
+		"merry", "noble", "polar", "quick", "rapid", "solid", "tidy", "vivid", "witty", "young"}
+	nouns := []string{"anvil", "badger", "cedar", "dingo", "ember", "falcon", "gecko", "heron", "ibex", "jackal",
+		"koala", "lynx", "marten", "newt", "otter", "puffin", "quail", "raven", "stoat", "tapir"}
+	pick := func(l []string) string {
+		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(l))))
+		return l[n.Int64()]
+	}
+	n, _ := rand.Int(rand.Reader, big.NewInt(10000))
+	return sprintf("%s-%s-%04d", pick(adjectives), pick(nouns), n.Int64())
+}

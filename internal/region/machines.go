@@ -1,0 +1,163 @@
+package region
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// ValidationError names the request field that is wrong.
+type ValidationError struct {
+	Field string
+	Err   error
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Err.Error() }
+func (e *ValidationError) Unwrap() error { return e.Err }
+
+// ValidatePower checks a power type and its parameters against its driver.
+func (s *Service) ValidatePower(powerType string, params map[string]string) error {
+	d, err := s.Power.Drivers().Lookup(powerType)
+	if err != nil {
+		return &ValidationError{Field: "power_type", Err: err}
+	}
+	if err := d.Validate(params); err != nil {
+		return &ValidationError{Field: "power_parameters", Err: err}
+	}
+	return nil
+}
+
+// Create stores a new machine, then starts commissioning if asked. The
+// machine and its creation event are one transaction.
+func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Machine, commission bool) error {
+	if err := s.ValidatePower(m.PowerType, m.PowerParams); err != nil {
+		return err
+	}
+	now := s.Now()
+	m.Created, m.Updated = now, now
+	if m.PowerState == "" {
+		m.PowerState = machine.PowerUnknown
+	}
+	ev := machine.Event{
+		Hostname: m.Hostname, Type: "Created", Level: machine.LevelInfo, User: actor.Name, Created: now,
+		Description: fmt.Sprintf("Machine %s added by %s with %d interface(s), power type %s", m.Hostname, actorName(actor), len(m.Interfaces), m.PowerType),
+	}
+	if err := s.Store.CreateMachine(ctx, m, []machine.Event{ev}); err != nil {
+		return err
+	}
+	s.Hub.Notify()
+	if commission {
+		got, _, err := s.Act(ctx, actor, m.SystemID, machine.Input{Action: machine.Commission})
+		if err != nil {
+			return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
+		}
+		*m = got
+	}
+	return nil
+}
+
+// Update applies an edit (the API's PUT) to a machine the actor may edit,
+// recording which fields changed. Power parameters are re-validated.
+func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID string, edit func(m *machine.Machine) error) (machine.Machine, error) {
+	m, err := s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		if !machine.CanView(actor, m) {
+			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+		}
+		if !machine.CanEdit(actor, m) {
+			return nil, &machine.ForbiddenError{Action: "update", Reason: "the machine is not yours"}
+		}
+		before := m.Clone()
+		if err := edit(m); err != nil {
+			return nil, err
+		}
+		if err := s.ValidatePower(m.PowerType, m.PowerParams); err != nil {
+			return nil, err
+		}
+		changed := changedFields(&before, m)
+		if len(changed) == 0 {
+			return nil, nil
+		}
+		m.Updated = s.Now()
+		return []machine.Event{{
+			SystemID: m.SystemID, Hostname: m.Hostname, Type: "Updated", Level: machine.LevelInfo,
+			User: actor.Name, Created: m.Updated,
+			Description: fmt.Sprintf("%s changed by %s", strings.Join(changed, ", "), actorName(actor)),
+		}}, nil
+	})
+	if err == nil {
+		s.Hub.Notify()
+	}
+	return m, err
+}
+
+// Delete removes a machine; only admins may, as in MAAS.
+func (s *Service) Delete(ctx context.Context, actor machine.Actor, systemID string) error {
+	m, err := s.Store.GetMachine(ctx, systemID)
+	if err != nil {
+		return err
+	}
+	if !actor.Admin && !actor.System {
+		if !machine.CanView(actor, &m) {
+			return fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+		}
+		return &machine.ForbiddenError{Action: "delete", Reason: "an administrator must do this"}
+	}
+	err = s.Store.DeleteMachine(ctx, systemID, []machine.Event{{
+		SystemID: m.SystemID, Hostname: m.Hostname, Type: "Deleted", Level: machine.LevelInfo,
+		User: actor.Name, Created: s.Now(), Description: fmt.Sprintf("Machine %s deleted by %s", m.Hostname, actorName(actor)),
+	}})
+	if err == nil {
+		s.Hub.Notify()
+	}
+	return err
+}
+
+// changedFields names the operator-visible fields that differ; power
+// parameters are named, never shown, since they hold secrets.
+func changedFields(a, b *machine.Machine) []string {
+	var out []string
+	add := func(name string, differ bool) {
+		if differ {
+			out = append(out, name)
+		}
+	}
+	add("hostname", a.Hostname != b.Hostname)
+	add("domain", a.Domain != b.Domain)
+	add("architecture", a.Architecture != b.Architecture)
+	add("description", a.Description != b.Description)
+	add("zone", a.Zone != b.Zone)
+	add("pool", a.Pool != b.Pool)
+	add("power_type", a.PowerType != b.PowerType)
+	add("cpu_count", a.CPUCount != b.CPUCount)
+	add("memory", a.Memory != b.Memory)
+	var keys []string
+	for k := range union(a.PowerParams, b.PowerParams) {
+		if a.PowerParams[k] != b.PowerParams[k] {
+			keys = append(keys, "power_parameters_"+k)
+		}
+	}
+	sort.Strings(keys)
+	return append(out, keys...)
+}
+
+func union(a, b map[string]string) map[string]bool {
+	u := map[string]bool{}
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
+}
+
+func actorName(a machine.Actor) string {
+	if a.System || a.Name == "" {
+		return "Anvil"
+	}
+	return a.Name
+}

@@ -1,0 +1,166 @@
+// Package region is the region's application layer: it loads machines from
+// the store, asks the domain core (package machine) what an action means,
+// stores the outcome with its events in one transaction, and hands power
+// work to the coordinator. It speaks no wire protocol; the API calls it.
+package region
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// Service acts on machines.
+type Service struct {
+	Store  store.Store
+	Power  *power.Coordinator
+	Config machine.Config
+	Hub    *Hub
+	Log    *slog.Logger
+	Now    func() time.Time
+}
+
+// New wires a service; the coordinator reports its results back to it.
+func New(st store.Store, drivers power.Registry, cfg machine.Config, log *slog.Logger) *Service {
+	s := &Service{Store: st, Config: cfg, Hub: NewHub(), Log: log, Now: func() time.Time { return time.Now().UTC() }}
+	s.Power = power.NewCoordinator(drivers, s, 5*time.Minute)
+	return s
+}
+
+// Close stops the power coordinator, letting commands in flight report.
+func (s *Service) Close() { s.Power.Stop() }
+
+// Act applies one action to a machine on behalf of actor. A machine the
+// actor may not see is reported as not found, as MAAS does.
+func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *power.Request, error) {
+	var out machine.Outcome
+	m, err := s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		if !machine.CanView(actor, m) {
+			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+		}
+		in.Actor, in.Now = actor, s.Now()
+		o, err := machine.Step(*m, in, s.Config)
+		if err != nil {
+			return nil, err
+		}
+		*m, out = o.Machine, o
+		return o.Events, nil
+	})
+	if err != nil {
+		return machine.Machine{}, nil, err
+	}
+	s.Hub.Notify()
+	if out.Power == machine.PowerNone {
+		return m, nil, nil
+	}
+	reason := string(in.Action)
+	if in.Comment != "" {
+		reason += ": " + in.Comment
+	}
+	req, err := s.Power.Submit(m, out.Power, actor.Name, reason)
+	if err != nil {
+		// The status change stands (the phase's timeout will fail it if
+		// the machine never boots); the reason is on the machine.
+		s.record(ctx, m, machine.LevelError, "Power failed", fmt.Sprintf("could not queue power %s: %v", out.Power, err))
+		return m, nil, nil
+	}
+	return m, &req, nil
+}
+
+// PowerResult records a finished power command and the lifecycle step it
+// implies. It implements power.Reporter.
+func (s *Service) PowerResult(ctx context.Context, r power.Result) {
+	report := machine.PowerReport{
+		Action: r.Request.Action, State: r.State, Err: r.Err, User: r.Request.RequestedBy,
+		Duration: r.Finished.Sub(r.Request.Started), Now: s.Now(),
+	}
+	if r.Request.Action == power.QueryAction && r.Err == nil {
+		// A successful query updates the state quietly; recording every
+		// poll would drown the machine's timeline.
+		_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+			m.PowerState = r.State
+			return nil, nil
+		})
+		s.logErr(err, "record power state", r.Request.SystemID)
+		return
+	}
+	_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+		out := machine.ApplyPower(*m, report, s.Config)
+		*m = out.Machine
+		return out.Events, nil
+	})
+	s.logErr(err, "record power result", r.Request.SystemID)
+	s.Hub.Notify()
+}
+
+// ExpireDue fails every machine whose monitored status has run out. Each
+// machine is re-checked inside its own transaction, so several regions may
+// run this at once and a machine that just made progress is left alone.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	now := s.Now()
+	ids, err := s.Store.ExpiredMachines(ctx, now)
+	if err != nil {
+		return 0, fmt.Errorf("list expired machines: %w", err)
+	}
+	failed := 0
+	for _, id := range ids {
+		expired := false
+		_, err := s.Store.UpdateMachine(ctx, id, func(m *machine.Machine) ([]machine.Event, error) {
+			out, ok := machine.Expire(*m, now, s.Config)
+			if !ok {
+				return nil, nil
+			}
+			*m, expired = out.Machine, true
+			return out.Events, nil
+		})
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return failed, fmt.Errorf("expire %s: %w", id, err)
+		}
+		if expired {
+			failed++
+		}
+	}
+	if failed > 0 {
+		s.Hub.Notify()
+	}
+	return failed, nil
+}
+
+// RunMonitor calls ExpireDue every interval until ctx ends.
+func (s *Service) RunMonitor(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := s.ExpireDue(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.Log.Error("status monitor", "err", err)
+			} else if n > 0 {
+				s.Log.Info("status monitor failed timed-out machines", "count", n)
+			}
+		}
+	}
+}
+
+func (s *Service) record(ctx context.Context, m machine.Machine, level machine.Level, typ, text string) {
+	err := s.Store.AppendEvents(ctx, machine.Event{
+		SystemID: m.SystemID, Hostname: m.Hostname, Type: typ, Level: level, Description: text, Created: s.Now(),
+	})
+	s.logErr(err, "record event", m.SystemID)
+	s.Hub.Notify()
+}
+
+func (s *Service) logErr(err error, what, id string) {
+	if err != nil {
+		s.Log.Error(what, "system_id", id, "err", err)
+	}
+}

@@ -1,0 +1,139 @@
+// Package serve assembles an Anvil process from its parts: the store, the
+// region service, the API and the background loops. cmd/anvil parses flags
+// and calls it; tests start a whole server the same way.
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/api"
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/secret"
+	"github.com/anvilmetal/anvil/internal/store"
+	"github.com/anvilmetal/anvil/internal/store/open"
+)
+
+// Version is set at build time with -ldflags "-X .../serve.Version=...".
+var Version = "dev"
+
+// Config is what `anvil serve` takes.
+type Config struct {
+	DataDir string
+	DBURL   string
+	Listen  string
+	// StatusTimeout is how long a monitored status may go without progress.
+	StatusTimeout time.Duration
+	// MonitorInterval is how often expired statuses are failed.
+	MonitorInterval time.Duration
+	Log             *slog.Logger
+}
+
+// OpenStore opens the configured database, creating and migrating it.
+func OpenStore(ctx context.Context, dataDir, dbURL string) (store.Store, error) {
+	sealer, err := secret.LoadOrCreate(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("load secret key: %w", err)
+	}
+	return open.Open(ctx, dbURL, dataDir, sealer)
+}
+
+// Server is a running Anvil process.
+type Server struct {
+	Addr    net.Addr // where the API listens
+	Store   store.Store
+	Service *region.Service
+	http    *http.Server
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+// Start opens the store, starts the API and the background loops, and
+// returns once the listener is bound.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.MonitorInterval == 0 {
+		cfg.MonitorInterval = 30 * time.Second
+	}
+	st, err := OpenStore(ctx, cfg.DataDir, cfg.DBURL)
+	if err != nil {
+		return nil, err
+	}
+	lcfg := machine.DefaultConfig()
+	if cfg.StatusTimeout > 0 {
+		lcfg.Timeout = cfg.StatusTimeout
+	}
+	svc := region.New(st, power.NewRegistry(power.Manual{}), lcfg, cfg.Log)
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		svc.Close()
+		st.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+
+	bg, cancel := context.WithCancel(context.Background())
+	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, done: make(chan error, 1)}
+	go svc.RunMonitor(bg, cfg.MonitorInterval)
+	go func() {
+		err := hs.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.done <- err
+	}()
+	return s, nil
+}
+
+// Wait blocks until the HTTP server stops by itself (an error) or ctx ends.
+func (s *Server) Wait(ctx context.Context) error {
+	select {
+	case err := <-s.done:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// Close stops accepting requests, lets those in flight finish (up to the
+// deadline of ctx), stops the loops and closes the store.
+func (s *Server) Close(ctx context.Context) error {
+	s.cancel()
+	err := s.http.Shutdown(ctx)
+	s.Service.Close()
+	if cerr := s.Store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// APIKey returns a new key for username, creating it as an admin first if
+// it does not exist. It opens the store directly, so it works beside a
+// running server.
+func APIKey(ctx context.Context, dataDir, dbURL, username string) (string, error) {
+	st, err := OpenStore(ctx, dataDir, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	if _, err := st.EnsureUser(ctx, username, true); err != nil {
+		return "", fmt.Errorf("user %s: %w", username, err)
+	}
+	tok, err := st.CreateToken(ctx, username)
+	if err != nil {
+		return "", fmt.Errorf("token for %s: %w", username, err)
+	}
+	return tok.APIKey(), nil
+}
