@@ -3,9 +3,12 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/anvilmetal/anvil/internal/cli"
 )
 
 func main() {
@@ -13,11 +16,8 @@ func main() {
 		Use:           "anvil",
 		Short:         "Anvil provisions bare-metal servers and speaks MAAS's API",
 		SilenceUsage:  true,
-		SilenceErrors: false,
 	}
-	root.AddCommand(serveCmd(), apikeyCmd())
+	root.AddCommand(serveCmd(), apikeyCmd(), benchCmd())
 	root.AddCommand(clientCommands()...)
-	if err := root.Execute(); err != nil {
-		os.Exit(1)
-	}
+	os.Exit(cli.Run(context.Background(), root, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -1,24 +1,96 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
-// Zones and resource pools are the same shape: a name and a description.
+// Zones and resource pools are the same shape (a name and a description)
+// with the same rules, so one set of handlers serves both through groupOps.
 
-func (s *Server) zonesRoutes() []route {
+type group struct {
+	ID          int64
+	Name        string
+	Description string
+}
+
+type groupOps struct {
+	list   func(context.Context) ([]group, error)
+	get    func(context.Context, string) (group, error)
+	create func(context.Context, group) (group, error)
+	update func(context.Context, string, group) (group, error)
+	delete func(context.Context, string) error
+	render func(group) any
+}
+
+func (s *Server) zoneOps() groupOps {
+	st := s.store
+	return groupOps{
+		list: func(ctx context.Context) ([]group, error) {
+			zs, err := st.ListZones(ctx)
+			out := make([]group, len(zs))
+			for i, z := range zs {
+				out[i] = group(z)
+			}
+			return out, err
+		},
+		get: func(ctx context.Context, n string) (group, error) { z, err := st.GetZone(ctx, n); return group(z), err },
+		create: func(ctx context.Context, g group) (group, error) {
+			z, err := st.CreateZone(ctx, store.Zone(g))
+			return group(z), err
+		},
+		update: func(ctx context.Context, n string, g group) (group, error) {
+			z, err := st.UpdateZone(ctx, n, store.Zone(g))
+			return group(z), err
+		},
+		delete: st.DeleteZone,
+		render: func(g group) any { return renderZone(store.Zone(g)) },
+	}
+}
+
+func (s *Server) poolOps() groupOps {
+	st := s.store
+	return groupOps{
+		list: func(ctx context.Context) ([]group, error) {
+			ps, err := st.ListPools(ctx)
+			out := make([]group, len(ps))
+			for i, p := range ps {
+				out[i] = group(p)
+			}
+			return out, err
+		},
+		get: func(ctx context.Context, n string) (group, error) { p, err := st.GetPool(ctx, n); return group(p), err },
+		create: func(ctx context.Context, g group) (group, error) {
+			p, err := st.CreatePool(ctx, store.Pool(g))
+			return group(p), err
+		},
+		update: func(ctx context.Context, n string, g group) (group, error) {
+			p, err := st.UpdatePool(ctx, n, store.Pool(g))
+			return group(p), err
+		},
+		delete: st.DeletePool,
+		render: func(g group) any { return renderPool(store.Pool(g)) },
+	}
+}
+
+func (s *Server) zonesRoutes() []route { return groupCollection(s.zoneOps()) }
+func (s *Server) zoneRoutes() []route  { return groupItem(s.zoneOps()) }
+func (s *Server) poolsRoutes() []route { return groupCollection(s.poolOps()) }
+func (s *Server) poolRoutes() []route  { return groupItem(s.poolOps()) }
+
+func groupCollection(ops groupOps) []route {
 	return []route{
 		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			zs, err := s.store.ListZones(r.Context())
+			gs, err := ops.list(r.Context())
 			if err != nil {
 				return err
 			}
-			out := make([]zoneJSON, 0, len(zs))
-			for _, z := range zs {
-				out = append(out, renderZone(z))
+			out := make([]any, len(gs))
+			for i, g := range gs {
+				out[i] = ops.render(g)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -28,28 +100,49 @@ func (s *Server) zonesRoutes() []route {
 			if err != nil {
 				return err
 			}
-			z, err := s.store.CreateZone(r.Context(), store.Zone{Name: name, Description: r.form.Get("description")})
+			g, err := ops.create(r.Context(), group{Name: name, Description: r.form.Get("description")})
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, renderZone(z))
+			writeJSON(w, http.StatusOK, ops.render(g))
 			return nil
 		}),
 	}
 }
 
-func (s *Server) zoneRoutes() []route {
+// byRef finds a group by name or by MAAS's numeric id (pools are addressed
+// by id in MAAS's URLs, zones by name).
+func (ops groupOps) byRef(r *request) (group, error) {
+	g, err := ops.get(r.Context(), r.id)
+	if err == nil {
+		return g, nil
+	}
+	if id, perr := strconv.ParseInt(r.id, 10, 64); perr == nil {
+		gs, lerr := ops.list(r.Context())
+		if lerr != nil {
+			return group{}, lerr
+		}
+		for _, g := range gs {
+			if g.ID == id {
+				return g, nil
+			}
+		}
+	}
+	return group{}, err
+}
+
+func groupItem(ops groupOps) []route {
 	return []route{
 		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			z, err := s.store.GetZone(r.Context(), r.id)
+			g, err := ops.byRef(r)
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, renderZone(z))
+			writeJSON(w, http.StatusOK, ops.render(g))
 			return nil
 		}),
 		put(adminOnly, func(w http.ResponseWriter, r *request) error {
-			old, err := s.store.GetZone(r.Context(), r.id)
+			old, err := ops.byRef(r)
 			if err != nil {
 				return err
 			}
@@ -57,108 +150,23 @@ func (s *Server) zoneRoutes() []route {
 			if err != nil {
 				return err
 			}
-			upd := store.Zone{Name: firstOr(name, old.Name), Description: old.Description}
+			upd := group{Name: firstOr(name, old.Name), Description: old.Description}
 			if _, ok := r.form["description"]; ok {
 				upd.Description = r.form.Get("description")
 			}
-			z, err := s.store.UpdateZone(r.Context(), r.id, upd)
+			g, err := ops.update(r.Context(), old.Name, upd)
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, renderZone(z))
+			writeJSON(w, http.StatusOK, ops.render(g))
 			return nil
 		}),
 		del(adminOnly, func(w http.ResponseWriter, r *request) error {
-			if err := s.store.DeleteZone(r.Context(), r.id); err != nil {
-				return err
-			}
-			w.WriteHeader(http.StatusNoContent)
-			return nil
-		}),
-	}
-}
-
-func (s *Server) poolsRoutes() []route {
-	return []route{
-		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			ps, err := s.store.ListPools(r.Context())
+			g, err := ops.byRef(r)
 			if err != nil {
 				return err
 			}
-			out := make([]poolJSON, 0, len(ps))
-			for _, p := range ps {
-				out = append(out, renderPool(p))
-			}
-			writeJSON(w, http.StatusOK, out)
-			return nil
-		}),
-		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
-			name, err := groupName(r, true)
-			if err != nil {
-				return err
-			}
-			p, err := s.store.CreatePool(r.Context(), store.Pool{Name: name, Description: r.form.Get("description")})
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, renderPool(p))
-			return nil
-		}),
-	}
-}
-
-// poolByRef finds a pool by MAAS's numeric id or by name.
-func (s *Server) poolByRef(r *request) (store.Pool, error) {
-	if id, err := strconv.ParseInt(r.id, 10, 64); err == nil {
-		ps, err := s.store.ListPools(r.Context())
-		if err != nil {
-			return store.Pool{}, err
-		}
-		for _, p := range ps {
-			if p.ID == id {
-				return p, nil
-			}
-		}
-	}
-	return s.store.GetPool(r.Context(), r.id)
-}
-
-func (s *Server) poolRoutes() []route {
-	return []route{
-		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			p, err := s.poolByRef(r)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, renderPool(p))
-			return nil
-		}),
-		put(adminOnly, func(w http.ResponseWriter, r *request) error {
-			old, err := s.poolByRef(r)
-			if err != nil {
-				return err
-			}
-			name, err := groupName(r, false)
-			if err != nil {
-				return err
-			}
-			upd := store.Pool{Name: firstOr(name, old.Name), Description: old.Description}
-			if _, ok := r.form["description"]; ok {
-				upd.Description = r.form.Get("description")
-			}
-			p, err := s.store.UpdatePool(r.Context(), old.Name, upd)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, renderPool(p))
-			return nil
-		}),
-		del(adminOnly, func(w http.ResponseWriter, r *request) error {
-			p, err := s.poolByRef(r)
-			if err != nil {
-				return err
-			}
-			if err := s.store.DeletePool(r.Context(), p.Name); err != nil {
+			if err := ops.delete(r.Context(), g.Name); err != nil {
 				return err
 			}
 			w.WriteHeader(http.StatusNoContent)

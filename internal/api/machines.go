@@ -12,7 +12,7 @@ import (
 func (s *Server) machinesRoutes() []route {
 	return []route{
 		get("", authenticated, s.listMachines),
-		post("", authenticated, s.createMachine),
+		post("", adminOnly, s.createMachine),
 		get("is_registered", anonymous, s.isRegistered),
 		post("allocate", authenticated, s.allocate),
 		post("release", authenticated, s.releaseMany),

@@ -12,7 +12,7 @@ func Step(m Machine, in Input, cfg Config) (Outcome, error) {
 	if !ok {
 		return Outcome{}, fmt.Errorf("unknown action %q", in.Action)
 	}
-	if err := h.authorise(in.Actor, &m); err != nil {
+	if err := h.authorise(in.Action, in.Actor, &m); err != nil {
 		return Outcome{}, err
 	}
 	s := stepper{before: m.Status, m: m.Clone(), in: in, cfg: cfg}
@@ -31,26 +31,32 @@ type handler struct {
 type who int
 
 const (
-	anyUser   who = iota // any authenticated user (allocate: the machine must be free)
-	ownerOnly            // the machine's owner or an admin
+	anyUser     who = iota // any authenticated user (allocate: the machine must be free)
+	ownerOnly              // the machine's owner or an admin
+	ownerOrFree            // as ownerOnly, but anyone may take a free machine
 	adminOnly
 	systemOnly
 )
 
-func (h handler) authorise(a Actor, m *Machine) error {
+func (h handler) authorise(action Action, a Actor, m *Machine) error {
 	if a.System {
 		return nil
 	}
 	switch h.who {
 	case systemOnly:
-		return &ForbiddenError{Reason: "only Anvil itself takes this action"}
+		return &ForbiddenError{Action: action, Reason: "only Anvil itself takes this action"}
 	case adminOnly:
 		if !a.Admin {
-			return &ForbiddenError{Reason: "an administrator must do this"}
+			return &ForbiddenError{Action: action, Reason: "an administrator must do this"}
 		}
+	case ownerOrFree:
+		if m.Owner == "" {
+			return nil
+		}
+		fallthrough
 	case ownerOnly:
 		if !CanEdit(a, m) {
-			return &ForbiddenError{Reason: "the machine is not yours"}
+			return &ForbiddenError{Action: action, Reason: "the machine is not yours"}
 		}
 	}
 	return nil
@@ -63,7 +69,7 @@ func init() {
 		Commission:     {adminOnly, (*stepper).commission},
 		Abort:          {ownerOnly, (*stepper).abort},
 		Allocate:       {anyUser, (*stepper).allocate},
-		Deploy:         {ownerOnly, (*stepper).deploy},
+		Deploy:         {ownerOrFree, (*stepper).deploy}, // MAAS lets any user deploy a free Ready machine
 		Release:        {ownerOnly, (*stepper).release},
 		MarkBroken:     {ownerOnly, (*stepper).markBroken},
 		MarkFixed:      {adminOnly, (*stepper).markFixed},
@@ -104,6 +110,12 @@ func (s *stepper) moveTo(to Status, evType, text string) {
 	s.path = append(s.path, to)
 	from := s.m.Status
 	s.m.Status = to
+	if to == Ready {
+		// Ready is MAAS's free pool, whichever way the machine got there
+		// (mark_fixed, a passed test, commissioning a broken machine): an
+		// owner left behind would make it unallocatable and unreleasable.
+		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode = "", "", "", EraseNone
+	}
 	if d := s.cfg.TimeoutFor(to); d > 0 {
 		s.m.StatusExpires = s.in.Now.Add(d)
 	} else {
@@ -225,7 +237,7 @@ func (s *stepper) allocate() error {
 		return s.refuse("already allocated to " + s.m.Owner)
 	}
 	if s.in.Actor.Name == "" {
-		return &ForbiddenError{Action: Allocate, Reason: "an allocation needs a user to own the machine"}
+		return &ForbiddenError{Action: s.in.Action, Reason: "an allocation needs a user to own the machine"}
 	}
 	s.m.Owner = s.in.Actor.Name
 	s.moveTo(Allocated, "Allocated", s.by("Allocated to "+s.in.Actor.Name))

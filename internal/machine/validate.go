@@ -67,6 +67,7 @@ func NormaliseArchitecture(a string) (string, error) {
 var secretParams = map[string]bool{
 	"power_pass": true, "power_password": true, "password": true,
 	"power_token": true, "token": true, "secret": true, "power_key": true,
+	"k_g": true, "power_k_g": true, // IPMI's BMC key
 }
 
 // IsSecretParam reports whether a power parameter holds a secret.

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anvilmetal/anvil/internal/bench"
+)
+
+func benchCmd() *cobra.Command {
+	c := &cobra.Command{Use: "bench", Short: "Measure Anvil (see BENCHMARKS.md)"}
+	var (
+		machines, samples, workers int
+		dbs                        []string
+	)
+	api := &cobra.Command{
+		Use:   "api",
+		Short: "Fill a fresh server with machines through the API and measure list and read latency, create rate and peak RSS",
+		RunE: func(c *cobra.Command, _ []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			var rs []bench.APIResult
+			for _, db := range dbs {
+				r, err := bench.RunAPI(c.Context(), bench.APIConfig{
+					Binary: bin, DBURL: db, Machines: machines, Samples: samples, Workers: workers, Out: os.Stderr,
+				})
+				if err != nil {
+					return fmt.Errorf("bench on %q: %w", db, err)
+				}
+				rs = append(rs, r)
+			}
+			fmt.Fprint(c.OutOrStdout(), bench.Markdown(rs))
+			return nil
+		},
+	}
+	api.Flags().IntVar(&machines, "machines", 10000, "machines to create")
+	api.Flags().IntVar(&samples, "samples", 500, "requests per latency figure (list-all uses a tenth)")
+	api.Flags().IntVar(&workers, "workers", 8, "concurrent creators while filling")
+	api.Flags().StringSliceVar(&dbs, "db", []string{""}, "database URLs to compare; \"\" is embedded SQLite (repeat the flag for several)")
+	c.AddCommand(api)
+	return c
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/anvilmetal/anvil/internal/client"
+)
+
+// action is a machine command that maps onto one MAAS op.
+type action struct {
+	use, op, short string
+	// flags registers the command's flags and returns what turns them into
+	// the op's form parameters.
+	flags func(*pflag.FlagSet) func() url.Values
+}
+
+// commentFlag is the --comment flag most actions take; MAAS records it in
+// the machine's event log.
+func commentFlag(fs *pflag.FlagSet) func() url.Values {
+	comment := fs.String("comment", "", "comment recorded with the action")
+	return func() url.Values { return setNonEmpty(url.Values{}, "comment", *comment) }
+}
+
+func noFlags(*pflag.FlagSet) func() url.Values { return func() url.Values { return url.Values{} } }
+
+var actions = []action{
+	{"commission", "commission", "Commission a machine (inventory its hardware)", noFlags},
+	{"deploy", "deploy", "Deploy an operating system to an allocated machine", func(fs *pflag.FlagSet) func() url.Values {
+		series := fs.String("distro-series", "", "release to deploy, e.g. noble (default: the server's)")
+		osys := fs.String("osystem", "", "operating system, e.g. ubuntu (default: the server's)")
+		return func() url.Values {
+			return setNonEmpty(setNonEmpty(url.Values{}, "distro_series", *series), "osystem", *osys)
+		}
+	}},
+	{"release", "release", "Release a machine back to the pool", func(fs *pflag.FlagSet) func() url.Values {
+		erase := fs.Bool("erase", false, "erase the disks")
+		quick := fs.Bool("quick-erase", false, "erase quickly: wipe only the start and end of each disk (implies --erase)")
+		secure := fs.Bool("secure-erase", false, "use the disks' secure erase (implies --erase)")
+		comment := commentFlag(fs)
+		return func() url.Values {
+			v := comment()
+			// MAAS ignores quick_erase and secure_erase unless erase is set.
+			if *erase || *quick || *secure {
+				v.Set("erase", "true")
+			}
+			if *quick {
+				v.Set("quick_erase", "true")
+			}
+			if *secure {
+				v.Set("secure_erase", "true")
+			}
+			return v
+		}
+	}},
+	{"abort", "abort", "Abort a machine's current operation", commentFlag},
+	{"mark-broken", "mark_broken", "Mark a machine broken", commentFlag},
+	{"mark-fixed", "mark_fixed", "Mark a broken machine fixed", commentFlag},
+	{"power-on", "power_on", "Power a machine on", commentFlag},
+	{"power-off", "power_off", "Power a machine off", commentFlag},
+}
+
+func actionCmds(o *options) []*cobra.Command {
+	var cmds []*cobra.Command
+	for _, a := range actions {
+		cmds = append(cmds, opCmd(o, a.use+" ID", a.short, a.flags,
+			func(ctx context.Context, c *client.Client, id string, params url.Values) (client.Machine, error) {
+				return c.MachineOp(ctx, id, a.op, params)
+			}))
+	}
+	// Allocation is an op on the collection, and power-state a query; both
+	// still end by showing the machine.
+	cmds = append(cmds,
+		opCmd(o, "allocate ID", "Allocate (claim) a Ready machine, as deploy requires", commentFlag,
+			func(ctx context.Context, c *client.Client, id string, params url.Values) (client.Machine, error) {
+				// Allocating an unknown id is a 409 ("no machine matches"),
+				// not a 404; look the machine up first so a hostname works.
+				if _, err := c.GetMachine(ctx, id); err != nil {
+					return client.Machine{}, err
+				}
+				return c.AllocateMachine(ctx, id, params)
+			}),
+		opCmd(o, "power-state ID", "Ask the server to check a machine's power now", noFlags,
+			func(ctx context.Context, c *client.Client, id string, _ url.Values) (client.Machine, error) {
+				ps, err := c.QueryPowerState(ctx, id)
+				if err != nil {
+					return client.Machine{}, err
+				}
+				m, err := c.GetMachine(ctx, id)
+				if err == nil {
+					m.PowerState = ps.State // what was just checked, whatever the record says
+				}
+				return m, err
+			}),
+	)
+	return cmds
+}
+
+// opCmd builds a command that runs one action on the machine named by its
+// argument and prints where the machine ended up.
+func opCmd(o *options, use, short string, flags func(*pflag.FlagSet) func() url.Values,
+	run func(context.Context, *client.Client, string, url.Values) (client.Machine, error)) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1)}
+	params := flags(cmd.Flags())
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON for the machine")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c, err := o.client()
+		if err != nil {
+			return err
+		}
+		var m client.Machine
+		_, err = withMachine(cmd.Context(), c, args[0], func(id string) (err error) {
+			m, err = run(cmd.Context(), c, id, params())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		return printResult(cmd, m, asJSON)
+	}
+	return cmd
+}
+
+// setNonEmpty sets k only when v says something, so the server's defaults
+// apply to everything the user left out.
+func setNonEmpty(v url.Values, k, s string) url.Values {
+	if s != "" {
+		v.Set(k, s)
+	}
+	return v
+}

@@ -1,0 +1,161 @@
+// Package client speaks the MAAS 2.0 REST API as Anvil serves it: OAuth
+// PLAINTEXT signing, form-encoded requests, op= dispatch, JSON answers and
+// the event stream. It knows nothing of the CLI; anything that needs to talk
+// to an Anvil (or MAAS) server from Go can use it.
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// apiPrefix is where API 2.0 lives below the base URL.
+const apiPrefix = "api/2.0/"
+
+// Client talks to one server with one API key. Its zero value is not usable;
+// create it with New. A Client is safe for concurrent use.
+type Client struct {
+	// HTTP is the transport. New sets one without an overall timeout, since
+	// the event stream stays open indefinitely; bound calls with contexts.
+	HTTP *http.Client
+	// UserAgent is sent with every request.
+	UserAgent string
+	// OnWatchRetry, if set, is told why WatchEvents lost its stream and how
+	// long it will wait before reconnecting, so a CLI can say so.
+	OnWatchRetry func(err error, wait time.Duration)
+
+	base  *url.URL // normalised, ends in "/MAAS/"
+	creds Credentials
+
+	// Seams for tests; New sets real ones.
+	now                          func() time.Time
+	nonce                        func() string
+	retryMin, retryMax, idleTime time.Duration
+}
+
+// New returns a client for the server at baseURL (see NormalizeURL) that
+// signs requests with apiKey ("consumer:token:secret").
+func New(baseURL, apiKey string) (*Client, error) {
+	norm, err := NormalizeURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	base, err := url.Parse(norm)
+	if err != nil {
+		return nil, fmt.Errorf("server URL: %w", err)
+	}
+	creds, err := ParseAPIKey(apiKey)
+	if err != nil {
+		return nil, err
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// A server that accepts the connection and then says nothing should not
+	// hang the CLI; two minutes leaves room for a slow power query.
+	tr.ResponseHeaderTimeout = 2 * time.Minute
+	return &Client{
+		HTTP:      &http.Client{Transport: tr},
+		UserAgent: "anvil-client",
+		base:      base,
+		creds:     creds,
+		now:       time.Now,
+		nonce:     newNonce,
+		retryMin:  time.Second,
+		retryMax:  10 * time.Second,
+		idleTime:  2 * time.Minute,
+	}, nil
+}
+
+// BaseURL returns the normalised server URL, e.g. "http://host:5240/MAAS/".
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// NormalizeURL turns what a user types into the base URL the API hangs off:
+// "host:5240", "http://host:5240", ".../MAAS" and ".../MAAS/api/2.0/" all
+// become "http://host:5240/MAAS/". A path in front of /MAAS (a reverse
+// proxy's prefix) is kept.
+func NormalizeURL(raw string) (string, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return "", errors.New("server URL is empty")
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("server URL %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("server URL %q: scheme must be http or https", raw)
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("server URL %q: no host", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("server URL %q: must not carry a query, fragment or user info", raw)
+	}
+	p := strings.TrimRight(u.Path, "/")
+	p = strings.TrimSuffix(p, "/api/2.0")
+	if !strings.HasSuffix(p, "/MAAS") {
+		p += "/MAAS"
+	}
+	u.Path, u.RawPath = p+"/", ""
+	return u.String(), nil
+}
+
+// Do sends one API request and returns the body of a 2xx answer. path is
+// relative to api/2.0/ ("machines/abc123/"); query goes in the URL (op=
+// included); form, if non-nil, is sent form-urlencoded, as MAAS expects for
+// POST and PUT. Any other status is returned as *APIError.
+func (c *Client) Do(ctx context.Context, method, path string, query, form url.Values) ([]byte, error) {
+	resp, err := c.send(ctx, method, path, query, form, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading answer: %w", method, path, err)
+	}
+	return body, nil
+}
+
+// send signs and sends a request and checks its status; the caller owns the
+// body of a successful answer.
+func (c *Client) send(ctx context.Context, method, path string, query, form url.Values, accept string) (*http.Response, error) {
+	u := c.base.String() + apiPrefix + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("User-Agent", c.UserAgent)
+	req.Header.Set("Authorization", c.creds.authorization(c.now(), c.nonce()))
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, err // net/http's error already names the method and URL
+	}
+	if resp.StatusCode/100 != 2 {
+		defer resp.Body.Close()
+		// Error bodies are short messages; cap them in case a proxy sends a page.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return nil, &APIError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(b))}
+	}
+	return resp, nil
+}
