@@ -25,6 +25,9 @@ func benchCmd() *cobra.Command {
 			}
 			var rs []bench.APIResult
 			for _, db := range dbs {
+				if db == "sqlite" {
+					db = ""
+				}
 				r, err := bench.RunAPI(c.Context(), bench.APIConfig{
 					Binary: bin, DBURL: db, Machines: machines, Samples: samples, Workers: workers, Out: os.Stderr,
 				})
@@ -40,7 +43,7 @@ func benchCmd() *cobra.Command {
 	api.Flags().IntVar(&machines, "machines", 10000, "machines to create")
 	api.Flags().IntVar(&samples, "samples", 500, "requests per latency figure (list-all uses a tenth)")
 	api.Flags().IntVar(&workers, "workers", 8, "concurrent creators while filling")
-	api.Flags().StringSliceVar(&dbs, "db", []string{""}, "database URLs to compare; \"\" is embedded SQLite (repeat the flag for several)")
+	api.Flags().StringSliceVar(&dbs, "db", []string{"sqlite"}, "databases to compare: sqlite (embedded) or a postgres:// URL whose role may create databases (repeat the flag for several)")
 	c.AddCommand(api)
 	return c
 }

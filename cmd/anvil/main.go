@@ -13,9 +13,9 @@ import (
 
 func main() {
 	root := &cobra.Command{
-		Use:           "anvil",
-		Short:         "Anvil provisions bare-metal servers and speaks MAAS's API",
-		SilenceUsage:  true,
+		Use:          "anvil",
+		Short:        "Anvil provisions bare-metal servers and speaks MAAS's API",
+		SilenceUsage: true,
 	}
 	root.AddCommand(serveCmd(), apikeyCmd(), benchCmd())
 	root.AddCommand(clientCommands()...)

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/anvilmetal/anvil/internal/testutil/pgtest"
 )
 
 // APIConfig says what to measure.
@@ -57,7 +59,14 @@ func summarise(d []time.Duration) Latency {
 func RunAPI(ctx context.Context, cfg APIConfig) (APIResult, error) {
 	res := APIResult{Database: "sqlite", Machines: cfg.Machines}
 	if cfg.DBURL != "" {
+		// A database of its own, so that runs never see each other's rows.
 		res.Database = "postgresql"
+		u, drop, err := pgtest.Create(ctx, cfg.DBURL)
+		if err != nil {
+			return res, err
+		}
+		defer drop()
+		cfg.DBURL = u
 	}
 	dir, err := os.MkdirTemp("", "anvil-bench-")
 	if err != nil {
@@ -74,14 +83,15 @@ func RunAPI(ctx context.Context, cfg APIConfig) (APIResult, error) {
 	}
 	t0 := time.Now()
 	srv := exec.CommandContext(ctx, cfg.Binary, args...)
-	srv.Stderr = io.Discard
+	var stderr strings.Builder
+	srv.Stderr = &lockedWriter{w: &stderr}
 	if err := srv.Start(); err != nil {
 		return res, fmt.Errorf("start server: %w", err)
 	}
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
 	base := "http://127.0.0.1:" + port + "/MAAS/api/2.0/"
 	if err := waitUp(ctx, "http://127.0.0.1:"+port+"/healthz"); err != nil {
-		return res, err
+		return res, fmt.Errorf("%w; server said: %s", err, stderr.String())
 	}
 	res.StartupSeconds = time.Since(t0).Seconds()
 	keyArgs := []string{"apikey", "--username", "bench", "--data", dir}
@@ -224,6 +234,18 @@ func waitUp(ctx context.Context, u string) error {
 		}
 	}
 	return fmt.Errorf("server did not come up at %s", u)
+}
+
+// lockedWriter lets exec's copier goroutine write while we read at the end.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func freePort() (string, error) {

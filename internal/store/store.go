@@ -4,6 +4,10 @@
 //
 // Every method that changes more than one row does so in one transaction, so
 // a process killed at any point leaves either the old state or the new one.
+//
+// Package open opens a store from a database URL; package sqlstore holds the
+// one implementation, which packages sqlite and postgres configure; package
+// storetest is the suite both pass.
 package store
 
 import (

@@ -35,9 +35,8 @@ const (
 // maxConns caps the pool; the store's transactions are short.
 const maxConns = 20
 
-// Dialect describes PostgreSQL to sqlstore.
-var Dialect = sqlstore.Dialect{
-	Name:                 "postgres",
+// dialect describes PostgreSQL to sqlstore.
+var dialect = sqlstore.Dialect{
 	NumberedPlaceholders: true,
 	// timestamptz keeps microseconds.
 	TimeResolution: time.Microsecond,
@@ -84,7 +83,7 @@ func Open(ctx context.Context, url string, sealer *secret.Sealer) (store.Store, 
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s, err := sqlstore.New(ctx, sqlstore.Config{Dialect: Dialect, Write: db, Read: db, Sealer: sealer})
+	s, err := sqlstore.New(ctx, sqlstore.Config{Dialect: dialect, Write: db, Read: db, Sealer: sealer})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("postgres: %w", err)

@@ -39,14 +39,15 @@ var migrations embed.FS
 // busyTimeout is how long a statement waits for another process's lock.
 const busyTimeout = 10 * time.Second
 
-// Dialect describes SQLite to sqlstore. Times are stored as INTEGER Unix
+// dialect describes SQLite to sqlstore. Times are stored as INTEGER Unix
 // nanoseconds.
-var Dialect = sqlstore.Dialect{
-	Name:                  "sqlite",
-	TimeResolution:        time.Nanosecond,
-	EncodeTime:            func(t time.Time) any { return t.UnixNano() },
-	ReadTx:                &sql.TxOptions{ReadOnly: true},
-	IsUniqueViolation:     func(err error) bool { return hasCode(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY) },
+var dialect = sqlstore.Dialect{
+	TimeResolution: time.Nanosecond,
+	EncodeTime:     func(t time.Time) any { return t.UnixNano() },
+	ReadTx:         &sql.TxOptions{ReadOnly: true},
+	IsUniqueViolation: func(err error) bool {
+		return hasCode(err, sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
+	},
 	IsForeignKeyViolation: func(err error) bool { return hasCode(err, sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY) },
 }
 
@@ -90,7 +91,7 @@ func Open(ctx context.Context, path string, sealer *secret.Sealer) (store.Store,
 		write.Close()
 		return nil, err
 	}
-	s, err := sqlstore.New(ctx, sqlstore.Config{Dialect: Dialect, Write: write, Read: read, Sealer: sealer})
+	s, err := sqlstore.New(ctx, sqlstore.Config{Dialect: dialect, Write: write, Read: read, Sealer: sealer})
 	if err != nil {
 		write.Close()
 		read.Close()

@@ -23,8 +23,6 @@ import (
 
 // Dialect is what differs between the databases.
 type Dialect struct {
-	// Name is used in error messages ("sqlite", "postgres").
-	Name string
 	// NumberedPlaceholders rewrites "?" as $1, $2, ...
 	NumberedPlaceholders bool
 	// TimeResolution is the finest time step the database keeps. Times are

@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,5 +154,46 @@ func testGetNotFound(t *testing.T, s store.Store) {
 	wantErrIs(t, err, store.ErrNotFound)
 	if !strings.Contains(err.Error(), "nosuch") {
 		t.Fatalf("error %q does not name the system ID", err)
+	}
+}
+
+// testCreateConcurrentConflict races creates of one hostname: exactly one
+// wins and every other gets a *store.ConflictError naming the winner, even
+// where the clash is only caught by the unique index.
+func testCreateConcurrentConflict(t *testing.T, s store.Store) {
+	const n = 10
+	var (
+		wg      sync.WaitGroup
+		won     atomic.Int32
+		winner  atomic.Value
+		holders = make([]string, n)
+	)
+	for i := range n {
+		wg.Go(func() {
+			m := newMachine("contested", mac(100+i))
+			err := s.CreateMachine(t.Context(), m, nil)
+			var ce *store.ConflictError
+			switch {
+			case err == nil:
+				won.Add(1)
+				winner.Store(m.SystemID)
+			case errors.As(err, &ce):
+				holders[i] = ce.Holder
+			default:
+				t.Errorf("create %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if won.Load() != 1 {
+		t.Fatalf("%d creates of one hostname succeeded, want 1", won.Load())
+	}
+	for i, h := range holders {
+		if h != "" && h != winner.Load() {
+			t.Errorf("create %d: conflict names %q, want the winner %q", i, h, winner.Load())
+		}
+	}
+	if countMachines(t, s) != 1 {
+		t.Fatal("losing creates left machines behind")
 	}
 }

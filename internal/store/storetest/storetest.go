@@ -6,7 +6,6 @@ package storetest
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -25,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CreateDefaults", testCreateDefaults},
 		{"CreateUnknownZoneOrPool", testCreateUnknownZoneOrPool},
 		{"CreateConflicts", testCreateConflicts},
+		{"CreateConcurrentConflict", testCreateConcurrentConflict},
 		{"CreateWithTags", testCreateWithTags},
 		{"GetNotFound", testGetNotFound},
 		{"ListFilters", testListFilters},
@@ -192,5 +192,3 @@ func countMachines(t *testing.T, s store.Store) int {
 	}
 	return n
 }
-
-func withParams(p map[string]string) map[string]string { return maps.Clone(p) }

@@ -1,0 +1,80 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// renderCache keeps each machine's rendered JSON, keyed by system_id and
+// checked against the stored version and the zone and pool it was rendered
+// with. Listing thousands of machines then costs a copy per machine instead
+// of a reflection walk, and a stale entry can never be served: any change
+// to a machine bumps its version in the store, which every region reads.
+type renderCache struct {
+	mu      sync.RWMutex
+	entries map[string]cachedMachine
+}
+
+type cachedMachine struct {
+	version int64
+	zone    zoneJSON
+	pool    poolJSON
+	json    []byte
+}
+
+func newRenderCache() *renderCache { return &renderCache{entries: map[string]cachedMachine{}} }
+
+// lookup returns the cached JSON if it is current.
+func (c *renderCache) lookup(id string, version int64, zone zoneJSON, pool poolJSON) ([]byte, bool) {
+	c.mu.RLock()
+	e, ok := c.entries[id]
+	c.mu.RUnlock()
+	if !ok || e.version != version || e.zone != zone || e.pool != pool {
+		return nil, false
+	}
+	return e.json, true
+}
+
+// render renders m for a list and remembers it.
+func (c *renderCache) render(m *machine.Machine, n names) []byte {
+	j := renderMachine(m, n, false)
+	b, _ := json.Marshal(j)
+	c.mu.Lock()
+	c.entries[m.SystemID] = cachedMachine{version: m.Version, zone: j.Zone, pool: j.Pool, json: b}
+	c.mu.Unlock()
+	return b
+}
+
+// prune drops entries for machines no longer listed when a full,
+// unfiltered list shows how many exist.
+func (c *renderCache) prune(live map[string]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.entries {
+		if !live[id] {
+			delete(c.entries, id)
+		}
+	}
+}
+
+// joinJSON writes a JSON array of already-encoded elements.
+func joinJSON(items [][]byte) []byte {
+	size := 2
+	for _, it := range items {
+		size += len(it) + 1
+	}
+	var b bytes.Buffer
+	b.Grow(size)
+	b.WriteByte('[')
+	for i, it := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(it)
+	}
+	b.WriteString("]\n")
+	return b.Bytes()
+}

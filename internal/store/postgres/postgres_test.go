@@ -1,0 +1,172 @@
+package postgres
+
+import (
+	"bytes"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/secret"
+	"github.com/anvilmetal/anvil/internal/store"
+	"github.com/anvilmetal/anvil/internal/store/storetest"
+)
+
+// EnvURL names the variable holding the test server's URL, e.g.
+// postgres://anvil:anvil@127.0.0.1:5432/anvil_test?sslmode=disable
+const EnvURL = "ANVIL_TEST_POSTGRES"
+
+func serverURL(t *testing.T) string {
+	u := os.Getenv(EnvURL)
+	if u == "" {
+		t.Skipf("set %s to a PostgreSQL URL (e.g. postgres://anvil:anvil@127.0.0.1:5432/anvil_test?sslmode=disable) to run these tests", EnvURL)
+	}
+	return u
+}
+
+// freshSchema creates a schema of its own for one test, dropped afterwards,
+// and returns a URL whose connections use it. Commits skip the fsync wait,
+// which only tests may do.
+func freshSchema(t *testing.T) string {
+	base := serverURL(t)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	b := make([]byte, 6)
+	rand.Read(b)
+	name := "anvil_test_" + hex.EncodeToString(b)
+	if _, err := admin.Exec(`CREATE SCHEMA ` + name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.Exec(`DROP SCHEMA ` + name + ` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	q.Set("synchronous_commit", "off")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func testSealer(t *testing.T, b byte) *secret.Sealer {
+	t.Helper()
+	s, err := secret.New(bytes.Repeat([]byte{b}, secret.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openAt(t *testing.T, u string) store.Store {
+	t.Helper()
+	s, err := Open(t.Context(), u, testSealer(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() }) // before the schema is dropped
+	return s
+}
+
+func TestStore(t *testing.T) {
+	serverURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return openAt(t, freshSchema(t)) })
+}
+
+func TestPowerParamsSealed(t *testing.T) {
+	u := freshSchema(t)
+	s := openAt(t, u)
+	m := &machine.Machine{Hostname: "node1", PowerType: "ipmi", PowerParams: map[string]string{"power_pass": storetest.Secret}}
+	if err := s.CreateMachine(t.Context(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureUser(t.Context(), "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := s.CreateToken(t.Context(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	raw, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var params, tokenSecret []byte
+	if err := raw.QueryRow(`SELECT power_params FROM machines`).Scan(&params); err != nil {
+		t.Fatal(err)
+	}
+	if len(params) == 0 || bytes.Contains(params, []byte(storetest.Secret)) || bytes.Contains(params, []byte("power_pass")) {
+		t.Fatalf("power_params column is not sealed: %q", params)
+	}
+	if err := raw.QueryRow(`SELECT secret FROM tokens`).Scan(&tokenSecret); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(tokenSecret, []byte(tok.Secret)) {
+		t.Fatal("token secret stored in plaintext")
+	}
+}
+
+func TestWrongKey(t *testing.T) {
+	u := freshSchema(t)
+	openAt(t, u).Close()
+	_, err := Open(t.Context(), u, testSealer(t, 2))
+	if err == nil || !strings.Contains(err.Error(), "secret key") {
+		t.Fatalf("Open with the wrong key: %v", err)
+	}
+}
+
+// TestConcurrentOpen starts several "regions" on an empty schema at once:
+// the advisory lock makes one migrate and the others find nothing to do.
+func TestConcurrentOpen(t *testing.T) {
+	u := freshSchema(t)
+	const n = 6
+	stores := make([]store.Store, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			s, err := Open(t.Context(), u, testSealer(t, 1))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			stores[i] = s
+		})
+	}
+	wg.Wait()
+	for _, s := range stores {
+		if s != nil {
+			t.Cleanup(func() { s.Close() })
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	for _, s := range stores {
+		if _, err := s.EnsureUser(t.Context(), "user", false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestOpenBadURLHidesPassword(t *testing.T) {
+	_, err := Open(t.Context(), "postgres://u:hunter2@[bad", testSealer(t, 1))
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("Open with a bad URL: %v", err)
+	}
+}
