@@ -28,7 +28,8 @@ if command -v pg_ctlcluster >/dev/null; then
     pg_ctlcluster "$ver" main start 2>/dev/null || true
     for _ in $(seq 30); do pg_isready -q -h 127.0.0.1 && break; sleep 1; done
     su postgres -c "psql -q -tAc \"DO \\\$\\\$BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname='anvil') THEN CREATE ROLE anvil LOGIN CREATEDB PASSWORD 'anvil'; END IF; END\\\$\\\$\"" 
-    export ANVIL_TEST_POSTGRES="postgres://anvil:anvil@127.0.0.1:5432/postgres?sslmode=disable"
+    su postgres -c "psql -q -tAc \"SELECT 1 FROM pg_database WHERE datname='anvil_test'\" | grep -q 1 || createdb -O anvil anvil_test"
+    export ANVIL_TEST_POSTGRES="postgres://anvil:anvil@127.0.0.1:5432/anvil_test?sslmode=disable"
     echo "== PostgreSQL $ver running; store and API tests run on it as well as SQLite"
   fi
 fi
