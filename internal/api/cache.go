@@ -1,8 +1,9 @@
 package api
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
+	"io"
 	"sync"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -60,21 +61,17 @@ func (c *renderCache) prune(live map[string]bool) {
 	}
 }
 
-// joinJSON writes a JSON array of already-encoded elements.
-func joinJSON(items [][]byte) []byte {
-	size := 2
-	for _, it := range items {
-		size += len(it) + 1
-	}
-	var b bytes.Buffer
-	b.Grow(size)
-	b.WriteByte('[')
+// writeJSONArray writes already-encoded elements as one JSON array,
+// streaming them rather than joining megabytes into one buffer first.
+func writeJSONArray(w io.Writer, items [][]byte) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteByte('[')
 	for i, it := range items {
 		if i > 0 {
-			b.WriteByte(',')
+			bw.WriteByte(',')
 		}
-		b.Write(it)
+		bw.Write(it)
 	}
-	b.WriteString("]\n")
-	return b.Bytes()
+	bw.WriteString("]\n")
+	return bw.Flush()
 }

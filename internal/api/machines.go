@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -62,6 +63,9 @@ func listFilter(r *request) (store.MachineFilter, error) {
 	return f, err
 }
 
+// listMachines answers from the render cache: one cheap query for the
+// selected machines' versions, then full rows only for machines whose
+// rendering is missing or stale.
 func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	f, err := listFilter(r)
 	if err != nil {
@@ -70,7 +74,7 @@ func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
 		return err
 	}
-	ms, err := s.store.ListMachines(r.Context(), f)
+	vs, err := s.store.ListMachineVersions(r.Context(), f)
 	if err != nil {
 		return err
 	}
@@ -78,12 +82,51 @@ func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	out := make([]machineJSON, len(ms))
-	for i := range ms {
-		out[i] = renderMachine(&ms[i], n, false)
+	items := make([][]byte, len(vs))
+	var missing []string
+	at := map[string]int{}
+	for i, v := range vs {
+		if b, ok := s.cache.lookup(v.SystemID, v.Version, n.zone(v.Zone), n.pool(v.Pool)); ok {
+			items[i] = b
+		} else {
+			missing = append(missing, v.SystemID)
+			at[v.SystemID] = i
+		}
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	if len(missing) > 0 {
+		ms, err := s.store.ListMachines(r.Context(), store.MachineFilter{SystemIDs: missing})
+		if err != nil {
+			return err
+		}
+		for i := range ms {
+			if k, ok := at[ms[i].SystemID]; ok {
+				items[k] = s.cache.render(&ms[i], n)
+			}
+		}
+	}
+	out := items[:0]
+	for _, it := range items {
+		if it != nil { // deleted between the two queries
+			out = append(out, it)
+		}
+	}
+	if isFullList(f) {
+		live := make(map[string]bool, len(vs))
+		for _, v := range vs {
+			live[v.SystemID] = true
+		}
+		s.cache.prune(live)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	return writeJSONArray(w, out)
+}
+
+// isFullList reports whether f selects every machine, so that the answer
+// shows which cache entries belong to deleted machines.
+func isFullList(f store.MachineFilter) bool {
+	g := f
+	g.VisibleTo = ""
+	return reflect.DeepEqual(g, store.MachineFilter{}) && f.VisibleTo == ""
 }
 
 func (s *Server) createMachine(w http.ResponseWriter, r *request) error {

@@ -107,6 +107,21 @@ func (s *Server) loadNames(r *request) (names, error) {
 	return n, nil
 }
 
+// zone and pool render a machine's zone and pool as renderMachine does.
+func (n names) zone(name string) zoneJSON {
+	if z, ok := n.zones[name]; ok {
+		return z
+	}
+	return zoneJSON{Name: name, ResourceURI: Prefix + "zones/" + name + "/"}
+}
+
+func (n names) pool(name string) poolJSON {
+	if p, ok := n.pools[name]; ok {
+		return p
+	}
+	return poolJSON{Name: name}
+}
+
 func renderZone(z store.Zone) zoneJSON {
 	return zoneJSON{ID: z.ID, Name: z.Name, Description: z.Description, ResourceURI: Prefix + "zones/" + z.Name + "/"}
 }
@@ -125,18 +140,12 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		Status: int(m.Status), StatusName: m.Status.String(), StatusMessage: m.StatusMessage,
 		PowerState: string(m.PowerState), PowerType: m.PowerType,
 		OwnerData: map[string]string{}, HardwareInfo: map[string]string{},
-		Zone: n.zones[m.Zone], Pool: n.pools[m.Pool],
+		Zone: n.zone(m.Zone), Pool: n.pool(m.Pool),
 		CPUCount: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
 		TagNames: append([]string{}, m.Tags...), IPAddresses: []string{},
 		HardwareUUID: m.HardwareUUID, OSystem: m.OSystem, DistroSeries: m.DistroSeries, Netboot: m.Netboot,
 		NodeTypeName: "Machine", PhysicalBlock: []any{}, BlockDevices: []any{},
 		Interfaces: make([]ifaceJSON, 0, len(m.Interfaces)),
-	}
-	if j.Zone.Name == "" {
-		j.Zone = zoneJSON{Name: m.Zone, ResourceURI: Prefix + "zones/" + m.Zone + "/"}
-	}
-	if j.Pool.Name == "" {
-		j.Pool = poolJSON{Name: m.Pool}
 	}
 	if j.PowerState == "" {
 		j.PowerState = string(machine.PowerUnknown)

@@ -35,6 +35,7 @@ type Server struct {
 	log   *slog.Logger
 	opts  Options
 	mux   *http.ServeMux
+	cache *renderCache
 }
 
 // New builds the API over a region service.
@@ -45,7 +46,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	if opts.WatchPoll == 0 {
 		opts.WatchPoll = 2 * time.Second
 	}
-	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux()}
+	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(), cache: newRenderCache()}
 	s.routes()
 	return s
 }

@@ -109,6 +109,17 @@ type MachineFilter struct {
 	Limit int
 }
 
+// MachineVersion identifies a machine's current state: any stored change
+// to the machine (its tags included) increases Version. Zone and pool are
+// given by name because renaming one changes how the machine reads without
+// touching its row.
+type MachineVersion struct {
+	SystemID string
+	Version  int64
+	Zone     string
+	Pool     string
+}
+
 // EventFilter selects events, newest first unless Ascending.
 type EventFilter struct {
 	Hostnames []string
@@ -136,6 +147,9 @@ type Store interface {
 	CreateMachine(ctx context.Context, m *machine.Machine, events []machine.Event) error
 	GetMachine(ctx context.Context, systemID string) (machine.Machine, error)
 	ListMachines(ctx context.Context, f MachineFilter) ([]machine.Machine, error)
+	// ListMachineVersions is ListMachines reduced to what identifies each
+	// machine's state, for readers that cache what they render.
+	ListMachineVersions(ctx context.Context, f MachineFilter) ([]MachineVersion, error)
 	// UpdateMachine loads the machine (locking it against concurrent
 	// updates), applies fn, and writes every field, its interfaces and the
 	// returned events in one transaction. Tags are not written: use

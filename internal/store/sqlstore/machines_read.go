@@ -206,6 +206,32 @@ func (s *Store) ListMachines(ctx context.Context, f store.MachineFilter) ([]mach
 	return ms, nil
 }
 
+// ListMachineVersions returns what identifies the current state of each
+// machine f selects, in ListMachines's order, from the machine rows alone.
+func (s *Store) ListMachineVersions(ctx context.Context, f store.MachineFilter) ([]store.MachineVersion, error) {
+	w := machineWhere(f)
+	q, args := `SELECT m.system_id, m.version, z.name, p.name`+machineFrom+w.sql()+` ORDER BY m.hostname, m.system_id`, w.args
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(slices.Clip(args), f.Limit)
+	}
+	var out []store.MachineVersion
+	err := s.inReadTx(ctx, func(c conn) error {
+		return eachRow(ctx, c, q, args, func(r *sql.Rows) error {
+			var v store.MachineVersion
+			if err := r.Scan(&v.SystemID, &v.Version, &v.Zone, &v.Pool); err != nil {
+				return err
+			}
+			out = append(out, v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list machine versions: %w", err)
+	}
+	return out, nil
+}
+
 // ExpiredMachines returns, soonest deadline first, the machines whose
 // status_expires is set and at or before now (the current time if zero).
 func (s *Store) ExpiredMachines(ctx context.Context, now time.Time) ([]string, error) {

@@ -89,7 +89,10 @@ func (s *Store) UpdateTag(ctx context.Context, name string, t store.Tag) (store.
 		t.ID = cur.ID
 		_, err = q.exec(ctx, `UPDATE tags SET name = ?, comment = ?, definition = ?, kernel_opts = ? WHERE id = ?`,
 			t.Name, t.Comment, t.Definition, t.KernelOpts, t.ID)
-		return s.uniqueName(err, "tag", t.Name)
+		if err != nil || cur.Name == t.Name {
+			return s.uniqueName(err, "tag", t.Name)
+		}
+		return bumpTagged(ctx, q, t.ID)
 	})
 	if err != nil {
 		return store.Tag{}, fmt.Errorf("update tag %q: %w", name, err)
@@ -99,12 +102,37 @@ func (s *Store) UpdateTag(ctx context.Context, name string, t store.Tag) (store.
 
 // DeleteTag removes a tag and its links to machines.
 func (s *Store) DeleteTag(ctx context.Context, name string) error {
-	res, err := s.conn(s.write).exec(ctx, `DELETE FROM tags WHERE name = ?`, name)
+	err := s.inTx(ctx, func(q conn) error {
+		t, err := getTag(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		if err := bumpTagged(ctx, q, t.ID); err != nil {
+			return err
+		}
+		_, err = q.exec(ctx, `DELETE FROM tags WHERE id = ?`, t.ID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("delete tag %q: %w", name, err)
 	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return notFound("tag", name)
+	return nil
+}
+
+// bumpTagged increments the version of every machine carrying the tag: its
+// tag_names change, and readers that cache by version must see that.
+func bumpTagged(ctx context.Context, q conn, tagID int64) error {
+	_, err := q.exec(ctx, `UPDATE machines SET version = version + 1
+		WHERE id IN (SELECT machine_id FROM machine_tags WHERE tag_id = ?)`, tagID)
+	return err
+}
+
+// bumpVersions increments the version of the given machines.
+func bumpVersions(ctx context.Context, q conn, ids []int64) error {
+	for chunk := range slices.Chunk(ids, maxIDList) {
+		if _, err := q.exec(ctx, `UPDATE machines SET version = version + 1 WHERE id IN `+placeholders(len(chunk)), anys(chunk)...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -131,6 +159,9 @@ func (s *Store) TagMachines(ctx context.Context, tag string, add, remove []strin
 			if _, err := q.exec(ctx, `INSERT INTO machine_tags (machine_id, tag_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, id, t.ID); err != nil {
 				return err
 			}
+		}
+		if err := bumpVersions(ctx, q, append(slices.Clip(addIDs), removeIDs...)); err != nil {
+			return err
 		}
 		for ids := range slices.Chunk(removeIDs, maxIDList) {
 			_, err := q.exec(ctx, `DELETE FROM machine_tags WHERE tag_id = ? AND machine_id IN `+placeholders(len(ids)),

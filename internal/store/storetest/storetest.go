@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ListVisibility", testListVisibility},
 		{"ListPowerParamsAndLimit", testListPowerParamsAndLimit},
 		{"ListMany", testListMany},
+		{"ListMachineVersions", testListMachineVersions},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},
