@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/anvilmetal/anvil/internal/cli"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/serve"
@@ -633,4 +635,97 @@ func (s *syncBuffer) waitFor(t *testing.T, want string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func TestE2EMore(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *e2e) {
+		// Login through Run with the caller's own root, reading the key from
+		// standard input so it stays out of the shell history.
+		root := &cobra.Command{Use: "anvil", SilenceUsage: true, SilenceErrors: true}
+		root.AddCommand(cli.Commands()...)
+		root.SetIn(strings.NewReader(e.key + "\n"))
+		var stdout, stderr bytes.Buffer
+		code := cli.Run(context.Background(), root, []string{"login", "lab", e.url, "-", "--config", e.config}, &stdout, &stderr)
+		e.noKey("login -", stdout.String()+stderr.String())
+		if code != 0 || stdout.String() != "Logged in to "+e.url+"/MAAS/ as admin; saved profile lab (default).\n" {
+			t.Fatalf("login with the key on stdin: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+		}
+
+		// The server picks a hostname when none is given; it then works as
+		// a reference, as does the FQDN.
+		var picked cliMachine
+		if err := json.Unmarshal([]byte(e.ok("machine", "add", "--mac", "52:54:00:e2:e2:01", "--json")), &picked); err != nil || picked.Hostname == "" {
+			t.Fatalf("machine add without a hostname: %v %+v", err, picked)
+		}
+		for _, ref := range []string{picked.Hostname, picked.Hostname + ".maas"} {
+			if out := e.ok("machine", "show", ref); !strings.Contains(out, "System ID:      "+picked.SystemID+"\n") {
+				t.Errorf("machine show %s:\n%s", ref, out)
+			}
+		}
+		// The server's refusals come through with its reasons.
+		e.fails([]string{"machine", "add", "--hostname", picked.Hostname, "--mac", "52:54:00:e2:e2:02"},
+			"create machine", "hostname "+picked.Hostname+" is already in use by "+picked.SystemID)
+		e.fails([]string{"machine", "add", "--hostname", "fresh", "--mac", "52:54:00:e2:e2:01"},
+			"52:54:00:e2:e2:01 is already in use by "+picked.SystemID)
+		e.fails([]string{"machine", "add", "--hostname", "bad_name!", "--mac", "52:54:00:e2:e2:03"}, "400 Bad Request", "bad_name!")
+		e.fails([]string{"machines", "list", "--status", "bogus"}, "400 Bad Request", "bogus")
+		e.fails([]string{"events", "--level", "bogus"}, "400 Bad Request", "bogus")
+
+		// A failed phase is an error-level event; --level shows it alone,
+		// in the log and in the stream.
+		id := picked.SystemID
+		e.ok("machine", "commission", id)
+		if _, _, err := e.srv.Service.Act(context.Background(), machine.SystemActor, id,
+			machine.Input{Action: machine.Fail, Comment: "no disks found"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.showJSON(id); got.StatusName != "Failed commissioning" {
+			t.Errorf("after a failed commissioning: %s", got.StatusName)
+		}
+		out := e.ok("events", "--level", "error")
+		if lineWith(out, picked.Hostname, "ERROR", "Failed", "no disks found") == "" || strings.Contains(out, "INFO") {
+			t.Errorf("events --level error:\n%s", out)
+		}
+
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var fout, ferr syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			_, _, code := e.runContext(ctx, &fout, &ferr, "events", "--follow", "--level", "warning", "--id", id)
+			done <- code
+		}()
+		fout.waitFor(t, "no disks found")
+		e.ok("machine", "commission", id) // INFO: not shown
+		e.ok("machine", "mark-broken", picked.Hostname, "--comment", "not shown either")
+		e.ok("machine", "mark-fixed", picked.Hostname)
+		e.ok("machine", "commission", id)
+		if _, _, err := e.srv.Service.Act(context.Background(), machine.SystemActor, id,
+			machine.Input{Action: machine.Fail, Comment: "still no disks"}); err != nil {
+			t.Fatal(err)
+		}
+		fout.waitFor(t, "still no disks")
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("events --follow --level: exit %d, stderr %q", code, ferr.String())
+		}
+		got := fout.String()
+		if strings.Contains(got, "INFO") || strings.Contains(got, "not shown") {
+			t.Errorf("events --follow --level warning showed quieter events:\n%s", got)
+		}
+
+		// Times are the server's UTC, shown in local time (UTC in these
+		// tests): they must parse, and be about now.
+		out = e.ok("events", "--id", id)
+		rows := strings.Split(strings.TrimSpace(out), "\n")[1:]
+		if len(rows) < 5 {
+			t.Fatalf("events --id %s: %d rows:\n%s", id, len(rows), out)
+		}
+		for _, row := range rows {
+			ts, err := time.ParseInLocation("2006-01-02 15:04:05", row[:min(19, len(row))], time.Local)
+			if err != nil || time.Since(ts).Abs() > 5*time.Minute {
+				t.Errorf("event time in %q: %v (now %s)", row, err, time.Now().Format(time.DateTime))
+			}
+		}
+	})
 }

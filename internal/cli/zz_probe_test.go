@@ -1,32 +1,29 @@
 package cli_test
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 func TestZZProbe(t *testing.T) {
 	e := startE2E(t, "")
 	e.login()
-	for _, args := range [][]string{
-		{"machine", "add", "--hostname", "dup", "--mac", "52:54:00:00:00:01", "--arch", "amd64"},
-		{"machine", "add", "--hostname", "dup", "--mac", "52:54:00:00:00:02", "--arch", "amd64"},
-		{"machine", "add", "--hostname", "other", "--mac", "52:54:00:00:00:01", "--arch", "amd64"},
-		{"machine", "add", "--mac", "52:54:00:00:00:03", "--arch", "amd64"},
-		{"machine", "add", "--mac", "52:54:00:00:00:04"},
-		{"machine", "add", "--hostname", "bad_name!", "--mac", "52:54:00:00:00:05", "--arch", "amd64"},
-		{"machines", "list"},
-		{"machine", "show", "dup.maas"},
-		{"machines", "list", "--status", "Ready"},
-		{"machines", "list", "--status", "bogus"},
-		{"machines", "list", "--mac", "nonsense"},
-		{"machines", "list", "--zone", "nosuch"},
-		{"machine", "power-state", "dup", "--json"},
-		{"events", "--level", "error"},
-		{"events", "--level", "bogus"},
-		{"events", "--id", "nosuch"},
-		{"events", "--limit", "2"},
-		{"machine", "release", "nosuch"},
-		{"machine", "deploy", "dup", "--distro-series", "nope"},
-	} {
-		out, errOut, code := e.run(args...)
-		t.Logf("%q -> %d\n%s%s", args, code, out, errOut)
-	}
+	e.ok("machine", "add", "--hostname", "x", "--mac", "52:54:00:00:00:01")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { _, _, c := e.runContext(ctx, &out, &errb, "events", "-f"); done <- c }()
+	out.waitFor(t, "Created")
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	cctx, ccancel := context.WithTimeout(context.Background(), 3*time.Second)
+	err := e.srv.Close(cctx)
+	ccancel()
+	t.Logf("close: %v after %s", err, time.Since(start))
+	errb.waitFor(t, "interrupted")
+	t.Logf("stderr %q", errb.String())
+	cancel()
+	t.Logf("code %d", <-done)
 }
