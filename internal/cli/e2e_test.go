@@ -501,6 +501,14 @@ func TestE2EMachineLifecycle(t *testing.T) {
 		} {
 			e.fails(args, `no machine has system id or hostname "nosuch"`)
 		}
+		// References that would name the collection instead of a machine
+		// (machines//, machines/./) are not machines either; unchecked,
+		// show tried to decode the list and release became the bulk release.
+		for _, ref := range []string{"", ".", ".."} {
+			for _, op := range []string{"show", "release", "mark-broken", "power-state", "allocate", "delete"} {
+				e.fails([]string{"machine", op, ref}, `no machine has system id or hostname "`+ref+`"`)
+			}
+		}
 
 		// Delete, by system id and by hostname.
 		if out := e.ok("machine", "delete", id); out != "Deleted "+id+".\n" {

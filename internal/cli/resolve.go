@@ -14,6 +14,12 @@ import (
 // server says 404 is it looked up as a hostname (or FQDN), and do runs again
 // with the one machine that has it. It returns the system id it settled on.
 func withMachine(ctx context.Context, c *client.Client, ref string, do func(id string) error) (string, error) {
+	// These would name the collection, not a machine ("machines//",
+	// "machines/./"), and run the op there: show decodes a list, release
+	// becomes the bulk release.
+	if ref == "" || ref == "." || ref == ".." {
+		return ref, fmt.Errorf("no machine has system id or hostname %q", ref)
+	}
 	err := do(ref)
 	if !client.IsNotFound(err) {
 		return ref, err

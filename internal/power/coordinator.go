@@ -202,13 +202,7 @@ func (c *Coordinator) execute(r *Request) Result {
 	}
 	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
 	defer cancel()
-	if r.Action == QueryAction {
-		res.State, res.Err = d.Query(ctx, r.params)
-	} else if res.Err = d.Act(ctx, r.params, r.Action); res.Err == nil {
-		if st, err := d.Query(ctx, r.params); err == nil {
-			res.State = st
-		}
-	}
+	res.State, res.Err = Carry(ctx, d, r.params, r.Action, Backoff)
 	if res.Err != nil && !errors.Is(res.Err, ErrUnsupported) {
 		res.State = machine.PowerError
 	}

@@ -14,17 +14,29 @@ import (
 type slowDriver struct {
 	mu       sync.Mutex
 	active   map[string]int
+	state    map[string]machine.PowerState
 	overlaps int
 	calls    atomic.Int64
 }
 
 func (d *slowDriver) Name() string                     { return "slow" }
 func (d *slowDriver) Validate(map[string]string) error { return nil }
-func (d *slowDriver) Act(ctx context.Context, p map[string]string, a machine.PowerAction) error {
+func (d *slowDriver) BMC(p map[string]string) (BMC, error) { return BMC{Type: "slow", Address: p["id"]}, nil }
+func (d *slowDriver) PowerOn(ctx context.Context, p map[string]string) error {
+	return d.run(p["id"])
+}
+func (d *slowDriver) PowerOff(ctx context.Context, p map[string]string, soft bool) error {
+	return d.run(p["id"])
+}
+func (d *slowDriver) PowerCycle(ctx context.Context, p map[string]string) error { return d.run(p["id"]) }
+func (d *slowDriver) SetBootDevice(ctx context.Context, p map[string]string, b BootDevice) error {
 	return d.run(p["id"])
 }
 func (d *slowDriver) Query(ctx context.Context, p map[string]string) (machine.PowerState, error) {
-	return machine.PowerOn, d.run(p["id"])
+	d.mu.Lock()
+	st := d.state[p["id"]]
+	d.mu.Unlock()
+	return st, d.run(p["id"])
 }
 func (d *slowDriver) run(id string) error {
 	d.calls.Add(1)
@@ -46,7 +58,7 @@ type countReporter struct{ n atomic.Int64 }
 func (r *countReporter) PowerResult(context.Context, Result) { r.n.Add(1) }
 
 func TestCoordinatorSerialisesAndCoalesces(t *testing.T) {
-	d := &slowDriver{active: map[string]int{}}
+	d := &slowDriver{active: map[string]int{}, state: map[string]machine.PowerState{}}
 	rep := &countReporter{}
 	c := NewCoordinator(NewRegistry(d), rep, time.Second)
 	m := machine.Machine{SystemID: "abc", PowerType: "slow", PowerParams: map[string]string{"id": "abc"}}

@@ -30,7 +30,13 @@ func (Manual) Validate(params map[string]string) error {
 	return fmt.Errorf("power type manual takes no power parameters (got %s)", strings.Join(keys, ", "))
 }
 
-func (Manual) Act(context.Context, map[string]string, machine.PowerAction) error { return nil }
+// BMC: a manual machine has no BMC; each is its own.
+func (Manual) BMC(map[string]string) (BMC, error) { return BMC{Type: "manual"}, nil }
+
+func (Manual) PowerOn(context.Context, map[string]string) error                   { return nil }
+func (Manual) PowerOff(context.Context, map[string]string, bool) error            { return nil }
+func (Manual) PowerCycle(context.Context, map[string]string) error                { return nil }
+func (Manual) SetBootDevice(context.Context, map[string]string, BootDevice) error { return nil }
 
 func (Manual) Query(context.Context, map[string]string) (machine.PowerState, error) {
 	return machine.PowerUnknown, ErrUnsupported
