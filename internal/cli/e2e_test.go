@@ -86,7 +86,13 @@ func (e *e2e) runContext(ctx context.Context, stdout, stderr io.Writer, args ...
 		stdout, stderr = &out, &errOut
 	}
 	code := cli.ExecuteContext(ctx, append(args, "--config", e.config), stdout, stderr)
-	e.noKey(strings.Join(args, " "), out.String()+errOut.String())
+	var all strings.Builder
+	for _, w := range []io.Writer{stdout, stderr} {
+		if s, ok := w.(interface{ String() string }); ok {
+			all.WriteString(s.String())
+		}
+	}
+	e.noKey(strings.Join(args, " "), all.String())
 	return out.String(), errOut.String(), code
 }
 
@@ -563,7 +569,6 @@ func TestE2EEventsFollow(t *testing.T) {
 			t.Fatal("events --follow did not end when its context was cancelled")
 		}
 		got := stdout.String()
-		e.noKey("events --follow", got+stderr.String())
 		if stderr.String() != "" {
 			t.Errorf("events --follow wrote to stderr: %q", stderr.String())
 		}

@@ -35,6 +35,7 @@ func (m *SimMachine) PowerOn() error {
 	if !m.on {
 		m.on = true
 		m.changes = append(m.changes, "on")
+		m.bootedLocked()
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func (s *Service) PowerResult(ctx context.Context, r power.Result) {
 		Action: r.Request.Action, State: r.State, Err: r.Err, User: r.Request.RequestedBy,
 		Duration: r.Finished.Sub(r.Request.Started), Now: s.Now(),
 	}
-	if r.Request.Action == power.QueryAction && r.Err == nil {
+	if r.Request.Action == power.QueryAction && (r.Err == nil || errors.Is(r.Err, power.ErrUnsupported)) {
 		// A successful query updates the state quietly; recording every
 		// poll would drown the machine's timeline.
 		_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {

@@ -82,9 +82,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-
+	// Long-lived requests (event streams) end when the server closes:
+	// their contexts derive from bg.
 	bg, cancel := context.WithCancel(context.Background())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
+
 	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, done: make(chan error, 1)}
 	go svc.RunMonitor(bg, cfg.MonitorInterval)
 	go func() {
