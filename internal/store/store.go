@@ -133,6 +133,36 @@ type EventFilter struct {
 	Ascending bool
 }
 
+// Power request states.
+const (
+	PowerQueued  = "queued"
+	PowerRunning = "running"
+	PowerDone    = "done"
+	PowerFailed  = "failed"
+)
+
+// PowerRequest is one power command in a machine's queue. It carries no
+// power parameters: the worker reads them from the machine when it runs the
+// command, so secrets never sit in the queue.
+type PowerRequest struct {
+	ID           string
+	SystemID     string
+	BMCKey       string // commands with the same key never overlap
+	Action       string
+	State        string
+	RequestedBy  string
+	Reason       string
+	Created      time.Time
+	Started      time.Time
+	Finished     time.Time
+	Attempts     int
+	LeaseOwner   string
+	LeaseExpires time.Time
+	ResultState  string // power state the BMC reported afterwards
+	Error        string
+	ErrorKind    string
+}
+
 // UpdateFunc changes a machine in place and returns the events to record
 // with the change. Returning an error aborts the transaction.
 type UpdateFunc func(m *machine.Machine) ([]machine.Event, error)
@@ -196,6 +226,31 @@ type Store interface {
 	QueryEvents(ctx context.Context, f EventFilter) ([]machine.Event, error)
 	// LastEventID is the highest event ID stored, 0 when none.
 	LastEventID(ctx context.Context) (int64, error)
+
+	// The serialised power queue. EnqueuePower stores r as queued unless
+	// an equal request (same machine and action) is queued or running, in
+	// which case it returns that one and true. ClaimPower marks running,
+	// under a lease for owner until leaseUntil, the oldest queued request
+	// whose machine and BMC have nothing running and which no earlier
+	// request of its machine precedes; ErrNotFound when there is none.
+	// Claims are serialised across processes, so two regions can never
+	// start commands on one machine or one BMC at once.
+	EnqueuePower(ctx context.Context, r PowerRequest) (PowerRequest, bool, error)
+	ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (PowerRequest, error)
+	// ExtendPowerLease moves a running request's lease on; it fails with
+	// ErrNotFound if the lease was lost (expired and taken back).
+	ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error
+	// FinishPower records how a running request held by owner ended.
+	FinishPower(ctx context.Context, r PowerRequest) error
+	// ExpirePowerLeases puts back in the queue running requests whose
+	// lease ran out before now (their region died), or fails them once
+	// they have had maxAttempts; it returns those it failed.
+	ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]PowerRequest, error)
+	GetPowerRequest(ctx context.Context, id string) (PowerRequest, error)
+	// PowerQueue lists a machine's running and queued requests in order.
+	PowerQueue(ctx context.Context, systemID string) ([]PowerRequest, error)
+	// PrunePower deletes finished requests older than before.
+	PrunePower(ctx context.Context, before time.Time) (int, error)
 
 	Close() error
 }

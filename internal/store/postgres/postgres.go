@@ -30,6 +30,7 @@ var migrations embed.FS
 const (
 	migrationLockKey int64 = 0x616e76696c6d6967
 	eventsLockKey    int64 = 0x616e76696c657674
+	powerLockKey     int64 = 0x616e76696c707772 // "anvilpwr"
 )
 
 // maxConns caps the pool; the store's transactions are short.
@@ -44,6 +45,7 @@ var dialect = sqlstore.Dialect{
 	// OF m: lock the machine row only, not the zone and pool it joins.
 	ForUpdate:  " FOR UPDATE OF m",
 	LockEvents: "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(eventsLockKey, 10) + ")",
+	LockPower:  "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(powerLockKey, 10) + ")",
 	ReadTx:     &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	IsUniqueViolation: func(err error) bool {
 		return hasCode(err, "23505")

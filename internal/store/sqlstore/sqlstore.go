@@ -43,6 +43,11 @@ type Dialect struct {
 	// skip 6 forever. It is taken after every row lock, so it cannot
 	// deadlock with them.
 	LockEvents string
+	// LockPower, if set, runs first in every transaction that changes the
+	// power queue. PostgreSQL takes an advisory lock so that claims by
+	// several regions are serialised: each claim's "nothing running on
+	// this BMC" check must see the claims before it.
+	LockPower string
 	// ReadTx are the options for reads that take several queries, which
 	// must see one snapshot.
 	ReadTx *sql.TxOptions

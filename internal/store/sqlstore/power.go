@@ -1,0 +1,213 @@
+package sqlstore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+const powerColumns = `id, system_id, bmc_key, action, state, requested_by, reason, created, started,
+	finished, attempts, lease_owner, lease_expires, result_state, error, error_kind`
+
+func scanPower(sc interface{ Scan(...any) error }) (store.PowerRequest, error) {
+	var r store.PowerRequest
+	err := sc.Scan(&r.ID, &r.SystemID, &r.BMCKey, &r.Action, &r.State, &r.RequestedBy, &r.Reason,
+		timeDest{&r.Created}, timeDest{&r.Started}, timeDest{&r.Finished}, &r.Attempts, &r.LeaseOwner,
+		timeDest{&r.LeaseExpires}, &r.ResultState, &r.Error, &r.ErrorKind)
+	return r, err
+}
+
+// EnqueuePower coalesces with an equal queued or running request; the
+// check and the insert are one write transaction, and claims and enqueues
+// take the same lock on PostgreSQL, so two regions cannot both insert one.
+func (s *Store) EnqueuePower(ctx context.Context, r store.PowerRequest) (store.PowerRequest, bool, error) {
+	var (
+		out       store.PowerRequest
+		coalesced bool
+	)
+	err := s.inTx(ctx, func(q conn) error {
+		if err := s.lockPower(ctx, q); err != nil {
+			return err
+		}
+		existing, err := scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests
+			WHERE system_id = ? AND action = ? AND state IN ('queued', 'running') ORDER BY seq LIMIT 1`, r.SystemID, r.Action))
+		if err == nil {
+			out, coalesced = existing, true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if r.ID == "" {
+			r.ID = newRequestID()
+		}
+		r.State, r.Created = store.PowerQueued, s.orNow(r.Created)
+		_, err = q.exec(ctx, `INSERT INTO power_requests (id, system_id, bmc_key, action, state, requested_by, reason, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.SystemID, r.BMCKey, r.Action, r.State, r.RequestedBy, r.Reason, s.tv(r.Created))
+		out = r
+		out.Created = s.norm(r.Created)
+		return err
+	})
+	if err != nil {
+		return store.PowerRequest{}, false, fmt.Errorf("enqueue power %s for %s: %w", r.Action, r.SystemID, err)
+	}
+	return out, coalesced, nil
+}
+
+// lockPower serialises queue changes across processes where the database
+// needs it (PostgreSQL); SQLite's write transactions are already exclusive.
+func (s *Store) lockPower(ctx context.Context, q conn) error {
+	if s.d.LockPower == "" {
+		return nil
+	}
+	_, err := q.exec(ctx, s.d.LockPower)
+	return err
+}
+
+// ClaimPower picks the oldest runnable request. The NOT EXISTS clauses are
+// the queue's two rules: one command per machine and one per BMC; and a
+// machine's requests run in arrival order.
+func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error) {
+	var r store.PowerRequest
+	err := s.inTx(ctx, func(q conn) error {
+		if err := s.lockPower(ctx, q); err != nil {
+			return err
+		}
+		var err error
+		r, err = scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests r
+			WHERE r.state = 'queued'
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.system_id = r.system_id)
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq)
+			ORDER BY r.seq LIMIT 1`))
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		r.State, r.Attempts, r.LeaseOwner = store.PowerRunning, r.Attempts+1, owner
+		r.Started, r.LeaseExpires = s.norm(now), s.norm(leaseUntil)
+		_, err = q.exec(ctx, `UPDATE power_requests SET state = ?, attempts = ?, lease_owner = ?, started = ?, lease_expires = ?
+			WHERE id = ?`, r.State, r.Attempts, owner, s.tv(now), s.tv(leaseUntil), r.ID)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return r, err
+		}
+		return r, fmt.Errorf("claim power request: %w", err)
+	}
+	return r, nil
+}
+
+func (s *Store) ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error {
+	res, err := s.conn(s.write).exec(ctx, `UPDATE power_requests SET lease_expires = ?
+		WHERE id = ? AND lease_owner = ? AND state = 'running'`, s.tv(until), id, owner)
+	if err != nil {
+		return fmt.Errorf("extend power lease %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("running power request held by "+owner, id)
+	}
+	return nil
+}
+
+func (s *Store) FinishPower(ctx context.Context, r store.PowerRequest) error {
+	if r.State != store.PowerDone && r.State != store.PowerFailed {
+		return fmt.Errorf("finish power request %s: state %q is not done or failed", r.ID, r.State)
+	}
+	res, err := s.conn(s.write).exec(ctx, `UPDATE power_requests SET state = ?, finished = ?, result_state = ?, error = ?, error_kind = ?
+		WHERE id = ? AND lease_owner = ? AND state = 'running'`,
+		r.State, s.tv(s.orNow(r.Finished)), r.ResultState, r.Error, r.ErrorKind, r.ID, r.LeaseOwner)
+	if err != nil {
+		return fmt.Errorf("finish power request %s: %w", r.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("running power request held by "+r.LeaseOwner, r.ID)
+	}
+	return nil
+}
+
+func (s *Store) ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]store.PowerRequest, error) {
+	var failed []store.PowerRequest
+	err := s.inTx(ctx, func(q conn) error {
+		if err := s.lockPower(ctx, q); err != nil {
+			return err
+		}
+		var expired []store.PowerRequest
+		err := eachRow(ctx, q, `SELECT `+powerColumns+` FROM power_requests WHERE state = 'running' AND lease_expires < ?`,
+			[]any{s.tv(now)}, func(rows *sql.Rows) error {
+				r, err := scanPower(rows)
+				expired = append(expired, r)
+				return err
+			})
+		if err != nil {
+			return err
+		}
+		for _, r := range expired {
+			if r.Attempts < maxAttempts {
+				_, err = q.exec(ctx, `UPDATE power_requests SET state = 'queued', lease_owner = '', lease_expires = NULL WHERE id = ?`, r.ID)
+			} else {
+				r.State, r.Error, r.ErrorKind, r.Finished = store.PowerFailed, fmt.Sprintf("abandoned after %d attempts: the region running it stopped answering", r.Attempts), "timeout", s.norm(now)
+				_, err = q.exec(ctx, `UPDATE power_requests SET state = ?, error = ?, error_kind = ?, finished = ? WHERE id = ?`,
+					r.State, r.Error, r.ErrorKind, s.tv(now), r.ID)
+				failed = append(failed, r)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("expire power leases: %w", err)
+	}
+	return failed, nil
+}
+
+func (s *Store) GetPowerRequest(ctx context.Context, id string) (store.PowerRequest, error) {
+	r, err := scanPower(s.conn(s.read).queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, notFound("power request", id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("get power request %s: %w", id, err)
+	}
+	return r, nil
+}
+
+func (s *Store) PowerQueue(ctx context.Context, systemID string) ([]store.PowerRequest, error) {
+	var out []store.PowerRequest
+	err := eachRow(ctx, s.conn(s.read), `SELECT `+powerColumns+` FROM power_requests
+		WHERE system_id = ? AND state IN ('running', 'queued') ORDER BY seq`, []any{systemID}, func(rows *sql.Rows) error {
+		r, err := scanPower(rows)
+		out = append(out, r)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("power queue of %s: %w", systemID, err)
+	}
+	return out, nil
+}
+
+func (s *Store) PrunePower(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.conn(s.write).exec(ctx, `DELETE FROM power_requests WHERE state IN ('done', 'failed') AND finished < ?`, s.tv(before))
+	if err != nil {
+		return 0, fmt.Errorf("prune power requests: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
