@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -190,18 +189,21 @@ func (s *Server) queryPowerState(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Minute)
 	defer cancel()
 	res, err := s.svc.Power.Do(ctx, m, power.QueryAction, r.who.user.Name, "query_power_state")
 	if err != nil {
 		return err
 	}
-	state := res.State
-	if res.Err != nil && !errors.Is(res.Err, power.ErrUnsupported) {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"state": string(machine.PowerError), "error": res.Err.Error()})
+	if res.State == store.PowerFailed {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"state": string(machine.PowerError), "error": res.Error, "error_kind": res.ErrorKind})
 		return nil
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"state": string(state)})
+	state := res.ResultState
+	if state == "" {
+		state = string(machine.PowerUnknown)
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"state": state})
 	return nil
 }
 
@@ -232,14 +234,17 @@ func (s *Server) details(w http.ResponseWriter, r *request) error {
 type queuedJSON struct {
 	ID          string `json:"id"`
 	Action      string `json:"action"`
+	State       string `json:"state"`
 	RequestedBy string `json:"requested_by"`
 	Reason      string `json:"reason"`
 	Queued      string `json:"queued"`
 	Started     string `json:"started,omitempty"`
+	Attempts    int    `json:"attempts"`
 }
 
-func renderQueued(q power.Request) queuedJSON {
-	j := queuedJSON{ID: q.ID, Action: string(q.Action), RequestedBy: q.RequestedBy, Reason: q.Reason, Queued: q.Queued.UTC().Format(time.RFC3339Nano)}
+func renderQueued(q store.PowerRequest) queuedJSON {
+	j := queuedJSON{ID: q.ID, Action: q.Action, State: q.State, RequestedBy: q.RequestedBy, Reason: q.Reason,
+		Queued: q.Created.UTC().Format(time.RFC3339Nano), Attempts: q.Attempts}
 	if !q.Started.IsZero() {
 		j.Started = q.Started.UTC().Format(time.RFC3339Nano)
 	}
@@ -252,16 +257,20 @@ func (s *Server) powerQueue(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	inFlight, waiting := s.svc.Power.Queue(m.SystemID)
-	out := map[string]any{"system_id": m.SystemID, "in_flight": nil, "waiting": []queuedJSON{}}
-	if inFlight != nil {
-		out["in_flight"] = renderQueued(*inFlight)
+	q, err := s.svc.Power.Queue(r.Context(), m.SystemID)
+	if err != nil {
+		return err
 	}
-	ws := []queuedJSON{}
-	for _, q := range waiting {
-		ws = append(ws, renderQueued(q))
+	out := map[string]any{"system_id": m.SystemID, "in_flight": nil}
+	waiting := []queuedJSON{}
+	for _, req := range q {
+		if req.State == store.PowerRunning {
+			out["in_flight"] = renderQueued(req)
+		} else {
+			waiting = append(waiting, renderQueued(req))
+		}
 	}
-	out["waiting"] = ws
+	out["waiting"] = waiting
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }

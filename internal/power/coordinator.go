@@ -6,39 +6,38 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // QueryAction is a power query; it travels through the same queue as the
 // actions so that a query never overlaps a command on the same BMC.
 const QueryAction machine.PowerAction = "query"
 
-// Request is one power command asked of a machine.
-type Request struct {
-	ID          string
-	SystemID    string
-	Hostname    string
-	Action      machine.PowerAction
-	RequestedBy string
-	Reason      string
-	Queued      time.Time
-	Started     time.Time // zero while waiting
-
-	powerType string
-	params    map[string]string
-	done      chan struct{}
-	result    *Result
+// Queue is the part of the store that holds the power queue. The queue
+// lives in the database, so its rules hold across region processes.
+type Queue interface {
+	EnqueuePower(ctx context.Context, r store.PowerRequest) (store.PowerRequest, bool, error)
+	ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error)
+	ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error
+	FinishPower(ctx context.Context, r store.PowerRequest) error
+	ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]store.PowerRequest, error)
+	GetPowerRequest(ctx context.Context, id string) (store.PowerRequest, error)
+	PowerQueue(ctx context.Context, systemID string) ([]store.PowerRequest, error)
+	PrunePower(ctx context.Context, before time.Time) (int, error)
+	GetMachine(ctx context.Context, systemID string) (machine.Machine, error)
 }
 
 // Result is how a request ended.
 type Result struct {
-	Request  Request
+	Request  store.PowerRequest
 	State    machine.PowerState // what the BMC reported afterwards; unknown if it cannot tell
 	Err      error
-	Finished time.Time
+	Duration time.Duration
 }
 
 // Reporter receives every result; the region records it on the machine.
@@ -46,204 +45,234 @@ type Reporter interface {
 	PowerResult(ctx context.Context, r Result)
 }
 
-// Coordinator serialises power commands per machine. This implementation
-// keeps its queues in memory and so serialises within one process.
+// Config tunes the coordinator.
+type Config struct {
+	// Workers caps the BMC commands this process runs at once.
+	Workers int
+	// CommandTimeout bounds one attempt, verification included.
+	CommandTimeout time.Duration
+	// Attempts is how often a command is tried when the BMC was
+	// unreachable or slow; refusals (auth, unsupported) are not retried.
+	Attempts int
+	// Lease is how long a claimed command stays ours without renewal; a
+	// region that dies loses its commands to the others after this.
+	Lease time.Duration
+	// Poll is how often idle workers look for work queued elsewhere.
+	Poll time.Duration
+	// Backoff paces verification queries.
+	Backoff []time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Workers <= 0 {
+		c.Workers = 16
+	}
+	if c.CommandTimeout <= 0 {
+		c.CommandTimeout = 2 * time.Minute
+	}
+	if c.Attempts <= 0 {
+		c.Attempts = 3
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 250 * time.Millisecond
+	}
+	if c.Backoff == nil {
+		c.Backoff = Backoff
+	}
+}
+
+// Coordinator queues power commands in the database and runs them: one at
+// a time per machine and per BMC, equal requests coalesced, in arrival
+// order, with bounded retries. Every region runs one; they share the queue.
 type Coordinator struct {
+	q        Queue
 	drivers  Registry
 	reporter Reporter
-	timeout  time.Duration
+	cfg      Config
+	owner    string
+	log      *slog.Logger
 	now      func() time.Time
 
-	mu     sync.Mutex
-	queues map[string]*queue
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	wake    chan struct{}
+	mu      sync.Mutex
+	waiters map[string][]chan struct{}
 }
 
-type queue struct {
-	running  bool // a drain goroutine owns this queue
-	inFlight *Request
-	waiting  []*Request
-}
-
-// NewCoordinator returns a coordinator that gives each command at most
-// timeout to finish.
-func NewCoordinator(drivers Registry, reporter Reporter, timeout time.Duration) *Coordinator {
-	ctx, cancel := context.WithCancel(context.Background())
+// NewCoordinator returns a coordinator; Run starts its workers.
+func NewCoordinator(q Queue, drivers Registry, reporter Reporter, cfg Config, log *slog.Logger) *Coordinator {
+	cfg.defaults()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
 	return &Coordinator{
-		drivers: drivers, reporter: reporter, timeout: timeout, now: time.Now,
-		queues: map[string]*queue{}, ctx: ctx, cancel: cancel,
+		q: q, drivers: drivers, reporter: reporter, cfg: cfg, log: log, now: time.Now,
+		owner: "region-" + hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), waiters: map[string][]chan struct{}{},
 	}
 }
 
 // Drivers returns the registry, for validating parameters.
 func (c *Coordinator) Drivers() Registry { return c.drivers }
 
-// ErrStopped is returned by Submit after Stop.
-var ErrStopped = errors.New("power coordinator stopped")
-
-// Submit queues action for m and returns the request that will carry it
-// out: an equal request already in flight or waiting is returned instead of
-// a new one, so a burst of identical asks costs one BMC command.
-func (c *Coordinator) Submit(m machine.Machine, action machine.PowerAction, by, reason string) (Request, error) {
-	_, snap, err := c.submit(m, action, by, reason)
-	return snap, err
-}
-
-// Do submits and waits for the result: the synchronous form that queries use.
-func (c *Coordinator) Do(ctx context.Context, m machine.Machine, action machine.PowerAction, by, reason string) (Result, error) {
-	r, _, err := c.submit(m, action, by, reason)
+// BMCOf names the BMC a machine's commands are serialised on.
+func (c *Coordinator) BMCOf(m machine.Machine) (BMC, error) {
+	d, err := c.drivers.Lookup(m.PowerType)
 	if err != nil {
-		return Result{}, err
+		return BMC{}, err
 	}
-	select {
-	case <-r.done:
-		return *r.result, nil
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
+	return d.BMC(m.PowerParams)
 }
 
-// submit returns the request and a snapshot taken under the lock, since the
-// drain goroutine writes Started.
-func (c *Coordinator) submit(m machine.Machine, action machine.PowerAction, by, reason string) (*Request, Request, error) {
-	if _, err := c.drivers.Lookup(m.PowerType); err != nil {
-		return nil, Request{}, fmt.Errorf("power %s %s: %w", action, m.SystemID, err)
+// Submit queues action for m. An equal request already queued or running
+// is returned instead (coalesced), so a burst of identical asks costs one
+// BMC command.
+func (c *Coordinator) Submit(ctx context.Context, m machine.Machine, action machine.PowerAction, by, reason string) (store.PowerRequest, bool, error) {
+	bmc, err := c.BMCOf(m)
+	if err != nil {
+		return store.PowerRequest{}, false, fmt.Errorf("power %s %s: %w", action, m.SystemID, err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ctx.Err() != nil {
-		return nil, Request{}, ErrStopped
+	r, coalesced, err := c.q.EnqueuePower(ctx, store.PowerRequest{
+		SystemID: m.SystemID, BMCKey: bmc.Key(), Action: string(action), RequestedBy: by, Reason: reason, Created: c.now(),
+	})
+	if err != nil {
+		return r, false, err
 	}
-	q := c.queues[m.SystemID]
-	if q == nil {
-		q = &queue{}
-		c.queues[m.SystemID] = q
-	}
-	if r := q.find(action); r != nil {
-		return r, r.snapshot(), nil
-	}
-	r := &Request{
-		ID: newID(), SystemID: m.SystemID, Hostname: m.Hostname, Action: action,
-		RequestedBy: by, Reason: reason, Queued: c.now(),
-		powerType: m.PowerType, params: m.Clone().PowerParams, done: make(chan struct{}),
-	}
-	q.waiting = append(q.waiting, r)
-	if !q.running {
-		q.running = true
-		c.wg.Add(1)
-		go c.drain(m.SystemID)
-	}
-	return r, r.snapshot(), nil
+	c.kick()
+	return r, coalesced, nil
 }
 
-// Queue shows what is in flight and waiting for a machine.
-func (c *Coordinator) Queue(systemID string) (inFlight *Request, waiting []Request) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	q := c.queues[systemID]
-	if q == nil {
-		return nil, nil
+// Do submits and waits for the request to finish: the synchronous form
+// that queries use.
+func (c *Coordinator) Do(ctx context.Context, m machine.Machine, action machine.PowerAction, by, reason string) (store.PowerRequest, error) {
+	r, _, err := c.Submit(ctx, m, action, by, reason)
+	if err != nil {
+		return r, err
 	}
-	if q.inFlight != nil {
-		s := q.inFlight.snapshot()
-		inFlight = &s
-	}
-	for _, r := range q.waiting {
-		waiting = append(waiting, r.snapshot())
-	}
-	return inFlight, waiting
+	return c.Wait(ctx, r.ID)
 }
 
-// Stop refuses new requests, cancels those in flight and waits for the
-// workers to finish reporting.
-func (c *Coordinator) Stop() {
-	c.cancel()
-	c.wg.Wait()
-}
-
-// drain runs one machine's queue until it is empty.
-func (c *Coordinator) drain(systemID string) {
-	defer c.wg.Done()
+// Wait blocks until request id is done or failed. Requests run by this
+// process wake it at once; those run by other regions are polled.
+func (c *Coordinator) Wait(ctx context.Context, id string) (store.PowerRequest, error) {
 	for {
+		ch := make(chan struct{})
 		c.mu.Lock()
-		q := c.queues[systemID]
-		if len(q.waiting) == 0 {
-			q.inFlight = nil
-			delete(c.queues, systemID)
-			c.mu.Unlock()
+		c.waiters[id] = append(c.waiters[id], ch)
+		c.mu.Unlock()
+		r, err := c.q.GetPowerRequest(ctx, id)
+		if err != nil || r.State == store.PowerDone || r.State == store.PowerFailed {
+			c.dropWaiter(id, ch)
+			return r, err
+		}
+		select {
+		case <-ch:
+		case <-time.After(c.cfg.Poll):
+			c.dropWaiter(id, ch)
+		case <-ctx.Done():
+			c.dropWaiter(id, ch)
+			return r, ctx.Err()
+		}
+	}
+}
+
+func (c *Coordinator) dropWaiter(id string, ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ws := c.waiters[id]
+	for i, w := range ws {
+		if w == ch {
+			c.waiters[id] = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(c.waiters[id]) == 0 {
+		delete(c.waiters, id)
+	}
+}
+
+func (c *Coordinator) finished(id string) {
+	c.mu.Lock()
+	ws := c.waiters[id]
+	delete(c.waiters, id)
+	c.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}
+
+// Queue lists what is running and waiting for a machine.
+func (c *Coordinator) Queue(ctx context.Context, systemID string) ([]store.PowerRequest, error) {
+	return c.q.PowerQueue(ctx, systemID)
+}
+
+func (c *Coordinator) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run runs the workers and the lease janitor until ctx ends, then waits for
+// commands in flight to finish (each is bounded by CommandTimeout).
+func (c *Coordinator) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := 0; i < c.cfg.Workers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.work(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); c.janitor(ctx) }()
+	wg.Wait()
+}
+
+func (c *Coordinator) work(ctx context.Context) {
+	for ctx.Err() == nil {
+		now := c.now()
+		r, err := c.q.ClaimPower(ctx, c.owner, now, now.Add(c.cfg.Lease))
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
+				c.log.Error("claim power request", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-c.wake:
+			case <-time.After(c.cfg.Poll):
+			}
+			continue
+		}
+		c.kick() // another worker may find more
+		c.run(r)
+	}
+}
+
+// janitor takes back commands of regions that died and prunes history.
+func (c *Coordinator) janitor(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
 			return
+		case <-t.C:
 		}
-		r := q.waiting[0]
-		q.waiting = q.waiting[1:]
-		r.Started = c.now()
-		q.inFlight = r
-		c.mu.Unlock()
-
-		res := c.execute(r)
-		c.mu.Lock()
-		r.result = &res
-		q.inFlight = nil
-		c.mu.Unlock()
-		close(r.done)
-		if c.reporter != nil {
-			c.reporter.PowerResult(context.WithoutCancel(c.ctx), res)
+		failed, err := c.q.ExpirePowerLeases(ctx, c.now(), c.cfg.Attempts)
+		if err != nil {
+			c.log.Error("expire power leases", "err", err)
+		}
+		for _, r := range failed {
+			c.report(Result{Request: r, State: machine.PowerError, Err: &Error{Kind: Timeout, Op: r.Action, Err: errors.New(r.Error)}})
+		}
+		if _, err := c.q.PrunePower(ctx, c.now().Add(-24*time.Hour)); err != nil {
+			c.log.Error("prune power requests", "err", err)
 		}
 	}
 }
 
-func (c *Coordinator) execute(r *Request) Result {
-	res := Result{Request: r.snapshot(), State: machine.PowerUnknown}
-	d, err := c.drivers.Lookup(r.powerType)
-	if err != nil {
-		res.Err, res.Finished = err, c.now()
-		return res
+func (c *Coordinator) report(res Result) {
+	if c.reporter != nil {
+		c.reporter.PowerResult(context.Background(), res)
 	}
-	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
-	defer cancel()
-	res.State, res.Err = Carry(ctx, d, r.params, r.Action, Backoff)
-	if res.Err != nil && !errors.Is(res.Err, ErrUnsupported) {
-		res.State = machine.PowerError
-	}
-	res.Finished = c.now()
-	return res
-}
-
-func (q *queue) find(action machine.PowerAction) *Request {
-	if q.inFlight != nil && q.inFlight.Action == action {
-		return q.inFlight
-	}
-	for _, r := range q.waiting {
-		if r.Action == action {
-			return r
-		}
-	}
-	return nil
-}
-
-func (q *queue) byID(id string) *Request {
-	if q.inFlight != nil && q.inFlight.ID == id {
-		return q.inFlight
-	}
-	for _, r := range q.waiting {
-		if r.ID == id {
-			return r
-		}
-	}
-	return nil
-}
-
-// snapshot copies the public fields, never the parameters (they hold secrets).
-func (r *Request) snapshot() Request {
-	return Request{
-		ID: r.ID, SystemID: r.SystemID, Hostname: r.Hostname, Action: r.Action,
-		RequestedBy: r.RequestedBy, Reason: r.Reason, Queued: r.Queued, Started: r.Started,
-	}
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	c.finished(res.Request.ID)
 }

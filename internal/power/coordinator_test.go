@@ -1,120 +1,238 @@
-package power
+package power_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/secret"
+	"github.com/anvilmetal/anvil/internal/store"
+	"github.com/anvilmetal/anvil/internal/store/open"
 )
 
-// slowDriver records overlapping commands per machine.
-type slowDriver struct {
+// fakeBMC is a driver whose machines sit behind BMCs named by the
+// "bmc" parameter; it records overlapping commands per BMC.
+type fakeBMC struct {
 	mu       sync.Mutex
+	on       map[string]bool
 	active   map[string]int
-	state    map[string]machine.PowerState
 	overlaps int
 	calls    atomic.Int64
+	failures atomic.Int64 // fail this many commands with Unreachable
+	delay    time.Duration
 }
 
-func (d *slowDriver) Name() string                     { return "slow" }
-func (d *slowDriver) Validate(map[string]string) error { return nil }
-func (d *slowDriver) BMC(p map[string]string) (BMC, error) { return BMC{Type: "slow", Address: p["id"]}, nil }
-func (d *slowDriver) PowerOn(ctx context.Context, p map[string]string) error {
-	return d.run(p["id"])
+func newFake() *fakeBMC { return &fakeBMC{on: map[string]bool{}, active: map[string]int{}, delay: 2 * time.Millisecond} }
+
+func (f *fakeBMC) Name() string                     { return "fake" }
+func (f *fakeBMC) Validate(map[string]string) error { return nil }
+func (f *fakeBMC) BMC(p map[string]string) (power.BMC, error) {
+	return power.BMC{Type: "fake", Address: p["bmc"], System: p["id"]}, nil
 }
-func (d *slowDriver) PowerOff(ctx context.Context, p map[string]string, soft bool) error {
-	return d.run(p["id"])
-}
-func (d *slowDriver) PowerCycle(ctx context.Context, p map[string]string) error { return d.run(p["id"]) }
-func (d *slowDriver) SetBootDevice(ctx context.Context, p map[string]string, b BootDevice) error {
-	return d.run(p["id"])
-}
-func (d *slowDriver) Query(ctx context.Context, p map[string]string) (machine.PowerState, error) {
-	d.mu.Lock()
-	st := d.state[p["id"]]
-	d.mu.Unlock()
-	return st, d.run(p["id"])
-}
-func (d *slowDriver) run(id string) error {
-	d.calls.Add(1)
-	d.mu.Lock()
-	d.active[id]++
-	if d.active[id] > 1 {
-		d.overlaps++
+
+func (f *fakeBMC) do(p map[string]string, fn func()) error {
+	f.calls.Add(1)
+	f.mu.Lock()
+	f.active[p["bmc"]]++
+	if f.active[p["bmc"]] > 1 {
+		f.overlaps++
 	}
-	d.mu.Unlock()
-	time.Sleep(2 * time.Millisecond)
-	d.mu.Lock()
-	d.active[id]--
-	d.mu.Unlock()
+	f.mu.Unlock()
+	time.Sleep(f.delay)
+	f.mu.Lock()
+	f.active[p["bmc"]]--
+	fn()
+	f.mu.Unlock()
+	if f.failures.Add(-1) >= 0 {
+		return &power.Error{Kind: power.Unreachable, Op: "test", Err: errors.New("no answer")}
+	}
 	return nil
 }
 
-type countReporter struct{ n atomic.Int64 }
+func (f *fakeBMC) PowerOn(_ context.Context, p map[string]string) error {
+	return f.do(p, func() { f.on[p["id"]] = true })
+}
+func (f *fakeBMC) PowerOff(_ context.Context, p map[string]string, _ bool) error {
+	return f.do(p, func() { f.on[p["id"]] = false })
+}
+func (f *fakeBMC) PowerCycle(_ context.Context, p map[string]string) error {
+	return f.do(p, func() { f.on[p["id"]] = true })
+}
+func (f *fakeBMC) SetBootDevice(_ context.Context, p map[string]string, _ power.BootDevice) error {
+	return f.do(p, func() {})
+}
+func (f *fakeBMC) Query(_ context.Context, p map[string]string) (machine.PowerState, error) {
+	var st machine.PowerState
+	err := f.do(p, func() {
+		st = machine.PowerOff
+		if f.on[p["id"]] {
+			st = machine.PowerOn
+		}
+	})
+	return st, err
+}
 
-func (r *countReporter) PowerResult(context.Context, Result) { r.n.Add(1) }
+type results struct {
+	mu  sync.Mutex
+	got []power.Result
+}
 
-func TestCoordinatorSerialisesAndCoalesces(t *testing.T) {
-	d := &slowDriver{active: map[string]int{}, state: map[string]machine.PowerState{}}
-	rep := &countReporter{}
-	c := NewCoordinator(NewRegistry(d), rep, time.Second)
-	m := machine.Machine{SystemID: "abc", PowerType: "slow", PowerParams: map[string]string{"id": "abc"}}
+func (r *results) PowerResult(_ context.Context, res power.Result) {
+	r.mu.Lock()
+	r.got = append(r.got, res)
+	r.mu.Unlock()
+}
 
+func setup(t *testing.T, f *fakeBMC, machines, perBMC int) (store.Store, []machine.Machine) {
+	t.Helper()
+	dir := t.TempDir()
+	sealer, err := secret.LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := open.Open(context.Background(), "", dir, sealer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var ms []machine.Machine
+	for i := 0; i < machines; i++ {
+		m := machine.Machine{
+			Hostname: fmt.Sprintf("m%d", i), Architecture: "amd64/generic", PowerType: "fake",
+			PowerParams: map[string]string{"bmc": fmt.Sprintf("chassis%d", i/perBMC), "id": fmt.Sprintf("m%d", i)},
+			Interfaces:  []machine.Interface{{Name: "eth0", MAC: fmt.Sprintf("52:54:00:00:10:%02x", i)}},
+		}
+		if err := st.CreateMachine(context.Background(), &m, nil); err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, m)
+	}
+	return st, ms
+}
+
+func startCoordinator(t *testing.T, st store.Store, f *fakeBMC, rep power.Reporter, cfg power.Config) *power.Coordinator {
+	c := power.NewCoordinator(st, power.NewRegistry(f), rep, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return c
+}
+
+// TestSerialisedPerBMC: a burst of requests from many callers for several
+// machines on one chassis BMC runs one command at a time, coalesces equal
+// requests, loses none, and every result is reported once.
+func TestSerialisedPerBMC(t *testing.T) {
+	f := newFake()
+	st, ms := setup(t, f, 6, 3) // two chassis of three machines
+	rep := &results{}
+	c := startCoordinator(t, st, f, rep, power.Config{Workers: 8, Backoff: []time.Duration{time.Millisecond}})
 	var wg sync.WaitGroup
-	ids := make(chan string, 200)
-	for i := 0; i < 200; i++ {
+	ids := sync.Map{}
+	for i := 0; i < 120; i++ {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
+			m := ms[i%len(ms)]
 			action := machine.PowerUp
-			if i%2 == 1 {
+			if i%4 == 3 {
 				action = machine.PowerDown
 			}
-			r, err := c.Submit(m, action, "t", "")
+			r, _, err := c.Submit(context.Background(), m, action, "t", "")
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			ids <- r.ID
+			ids.Store(r.ID, true)
 		}(i)
 	}
 	wg.Wait()
-	close(ids)
-	distinct := map[string]bool{}
-	for id := range ids {
-		distinct[id] = true
+	var all []string
+	ids.Range(func(k, _ any) bool { all = append(all, k.(string)); return true })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range all {
+		r, err := c.Wait(ctx, id)
+		if err != nil || r.State != store.PowerDone {
+			t.Fatalf("request %s: %+v %v", id, r, err)
+		}
 	}
-	c.Stop()
-	if d.overlaps != 0 {
-		t.Fatalf("%d overlapping commands on one machine", d.overlaps)
+	if f.overlaps != 0 {
+		t.Fatalf("%d commands overlapped on one BMC", f.overlaps)
 	}
-	// Coalescing: far fewer requests than asks, and every request reported.
-	if len(distinct) >= 200 || len(distinct) < 2 {
-		t.Fatalf("got %d distinct requests for 200 asks", len(distinct))
+	if len(all) >= 120 {
+		t.Fatalf("no coalescing: %d requests for 120 asks", len(all))
 	}
-	if got := rep.n.Load(); got != int64(len(distinct)) {
-		t.Fatalf("reported %d results for %d requests", got, len(distinct))
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	if len(rep.got) != len(all) {
+		t.Fatalf("%d results reported for %d requests", len(rep.got), len(all))
 	}
 }
 
-func TestManualCannotBeQueried(t *testing.T) {
-	c := NewCoordinator(NewRegistry(Manual{}), nil, time.Second)
-	defer c.Stop()
-	m := machine.Machine{SystemID: "m1", PowerType: "manual"}
-	res, err := c.Do(context.Background(), m, QueryAction, "t", "")
+// TestRetriesThenFails: an unreachable BMC is retried a bounded number of
+// times; the request then fails with its reason and the queue moves on.
+func TestRetriesThenFails(t *testing.T) {
+	f := newFake()
+	st, ms := setup(t, f, 1, 1)
+	c := startCoordinator(t, st, f, nil, power.Config{Workers: 2, Attempts: 2, Backoff: []time.Duration{time.Millisecond}})
+	f.failures.Store(1000)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := c.Do(ctx, ms[0], power.QueryAction, "t", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.State != machine.PowerUnknown || res.Err == nil {
-		t.Fatalf("manual query: state %s err %v; want unknown and ErrUnsupported", res.State, res.Err)
+	if r.State != store.PowerFailed || r.ErrorKind != string(power.Unreachable) || r.Attempts != 1 {
+		t.Fatalf("got %+v; want failed, unreachable", r)
 	}
-	if _, err := c.Submit(machine.Machine{SystemID: "x", PowerType: "nope"}, machine.PowerUp, "", ""); err == nil {
-		t.Fatal("unknown power type accepted")
+	if calls := f.calls.Load(); calls != 2 {
+		t.Fatalf("%d BMC calls, want 2 attempts", calls)
 	}
-	if err := (Manual{}).Validate(map[string]string{"power_address": "1.2.3.4"}); err == nil {
-		t.Fatal("manual accepted parameters")
+	f.failures.Store(0)
+	r, err = c.Do(ctx, ms[0], machine.PowerUp, "t", "")
+	if err != nil || r.State != store.PowerDone || r.ResultState != "on" {
+		t.Fatalf("the next request after a failure: %+v %v", r, err)
+	}
+}
+
+// TestTwoRegionsShareTheQueue: two coordinators on one database (two
+// regions) never overlap commands on a BMC.
+func TestTwoRegionsShareTheQueue(t *testing.T) {
+	f := newFake()
+	st, ms := setup(t, f, 8, 4)
+	a := startCoordinator(t, st, f, nil, power.Config{Workers: 4, Backoff: []time.Duration{time.Millisecond}})
+	b := startCoordinator(t, st, f, nil, power.Config{Workers: 4, Backoff: []time.Duration{time.Millisecond}})
+	var ids []string
+	for i, m := range ms {
+		c := a
+		if i%2 == 1 {
+			c = b
+		}
+		for _, act := range []machine.PowerAction{machine.PowerUp, machine.PowerDown, power.QueryAction} {
+			r, _, err := c.Submit(context.Background(), m, act, "t", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, r.ID)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, id := range ids {
+		if r, err := b.Wait(ctx, id); err != nil || r.State != store.PowerDone {
+			t.Fatalf("%s: %+v %v", id, r, err)
+		}
+	}
+	if f.overlaps != 0 {
+		t.Fatalf("%d overlapping commands across two regions", f.overlaps)
 	}
 }

@@ -104,6 +104,9 @@ func Classify(err error) Kind {
 	if errors.As(err, &e) {
 		return e.Kind
 	}
+	if errors.Is(err, ErrUnsupported) {
+		return Unsupported
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return Timeout
 	}

@@ -27,18 +27,16 @@ type Service struct {
 }
 
 // New wires a service; the coordinator reports its results back to it.
-func New(st store.Store, drivers power.Registry, cfg machine.Config, log *slog.Logger) *Service {
+// Run the coordinator's workers with s.Power.Run.
+func New(st store.Store, drivers power.Registry, cfg machine.Config, pcfg power.Config, log *slog.Logger) *Service {
 	s := &Service{Store: st, Config: cfg, Hub: NewHub(), Log: log, Now: func() time.Time { return time.Now().UTC() }}
-	s.Power = power.NewCoordinator(drivers, s, 5*time.Minute)
+	s.Power = power.NewCoordinator(st, drivers, s, pcfg, log)
 	return s
 }
 
-// Close stops the power coordinator, letting commands in flight report.
-func (s *Service) Close() { s.Power.Stop() }
-
 // Act applies one action to a machine on behalf of actor. A machine the
 // actor may not see is reported as not found, as MAAS does.
-func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *power.Request, error) {
+func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *store.PowerRequest, error) {
 	var out machine.Outcome
 	m, err := s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
 		if !machine.CanView(actor, m) {
@@ -63,7 +61,7 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 	if in.Comment != "" {
 		reason += ": " + in.Comment
 	}
-	req, err := s.Power.Submit(m, out.Power, actor.Name, reason)
+	req, _, err := s.Power.Submit(ctx, m, out.Power, actor.Name, reason)
 	if err != nil {
 		// The status change stands (the phase's timeout will fail it if
 		// the machine never boots); the reason is on the machine.
@@ -76,11 +74,8 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 // PowerResult records a finished power command and the lifecycle step it
 // implies. It implements power.Reporter.
 func (s *Service) PowerResult(ctx context.Context, r power.Result) {
-	report := machine.PowerReport{
-		Action: r.Request.Action, State: r.State, Err: r.Err, User: r.Request.RequestedBy,
-		Duration: r.Finished.Sub(r.Request.Started), Now: s.Now(),
-	}
-	if r.Request.Action == power.QueryAction && (r.Err == nil || errors.Is(r.Err, power.ErrUnsupported)) {
+	action := machine.PowerAction(r.Request.Action)
+	if action == power.QueryAction && (r.Err == nil || errors.Is(r.Err, power.ErrUnsupported)) {
 		// A successful query updates the state quietly; recording every
 		// poll would drown the machine's timeline.
 		_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
@@ -90,12 +85,17 @@ func (s *Service) PowerResult(ctx context.Context, r power.Result) {
 		s.logErr(err, "record power state", r.Request.SystemID)
 		return
 	}
+	report := machine.PowerReport{
+		Action: action, State: r.State, Err: r.Err, User: r.Request.RequestedBy, Duration: r.Duration, Now: s.Now(),
+	}
 	_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
 		out := machine.ApplyPower(*m, report, s.Config)
 		*m = out.Machine
 		return out.Events, nil
 	})
-	s.logErr(err, "record power result", r.Request.SystemID)
+	if !errors.Is(err, store.ErrNotFound) {
+		s.logErr(err, "record power result", r.Request.SystemID)
+	}
 	s.Hub.Notify()
 }
 

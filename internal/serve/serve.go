@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/api"
@@ -33,7 +34,9 @@ type Config struct {
 	StatusTimeout time.Duration
 	// MonitorInterval is how often expired statuses are failed.
 	MonitorInterval time.Duration
-	Log             *slog.Logger
+	// Power tunes the power coordinator (workers, timeouts, retries).
+	Power power.Config
+	Log   *slog.Logger
 }
 
 // OpenStore opens the configured database, creating and migrating it.
@@ -52,6 +55,7 @@ type Server struct {
 	Service *region.Service
 	http    *http.Server
 	cancel  context.CancelFunc
+	loops   sync.WaitGroup
 	done    chan error
 }
 
@@ -72,10 +76,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StatusTimeout > 0 {
 		lcfg.Timeout = cfg.StatusTimeout
 	}
-	svc := region.New(st, power.NewRegistry(power.Manual{}), lcfg, cfg.Log)
+	svc := region.New(st, power.NewRegistry(power.Manual{}), lcfg, cfg.Power, cfg.Log)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		svc.Close()
 		st.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
@@ -88,7 +91,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
 	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, done: make(chan error, 1)}
-	go svc.RunMonitor(bg, cfg.MonitorInterval)
+	s.loops.Add(2)
+	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
+	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
 	go func() {
 		err := hs.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -114,7 +119,7 @@ func (s *Server) Wait(ctx context.Context) error {
 func (s *Server) Close(ctx context.Context) error {
 	s.cancel()
 	err := s.http.Shutdown(ctx)
-	s.Service.Close()
+	s.loops.Wait() // power commands in flight finish and report first
 	if cerr := s.Store.Close(); err == nil {
 		err = cerr
 	}
