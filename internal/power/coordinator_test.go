@@ -30,7 +30,9 @@ type fakeBMC struct {
 	delay    time.Duration
 }
 
-func newFake() *fakeBMC { return &fakeBMC{on: map[string]bool{}, active: map[string]int{}, delay: 2 * time.Millisecond} }
+func newFake() *fakeBMC {
+	return &fakeBMC{on: map[string]bool{}, active: map[string]int{}, delay: 2 * time.Millisecond}
+}
 
 func (f *fakeBMC) Name() string                     { return "fake" }
 func (f *fakeBMC) Validate(map[string]string) error { return nil }
