@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the tests drive as real peers.
-PACKAGES=(postgresql)
+PACKAGES=(postgresql ipmitool openipmi curl)
 
 need=()
 for p in "${PACKAGES[@]}"; do

@@ -51,6 +51,9 @@ type Config struct {
 	Workers int
 	// CommandTimeout bounds one attempt, verification included.
 	CommandTimeout time.Duration
+	// QueryTimeout bounds a query, which is tried once: the monitor's next
+	// poll is its retry, and a dead BMC must not hold a worker for long.
+	QueryTimeout time.Duration
 	// Attempts is how often a command is tried when the BMC was
 	// unreachable or slow; refusals (auth, unsupported) are not retried.
 	Attempts int
@@ -69,6 +72,9 @@ func (c *Config) defaults() {
 	}
 	if c.CommandTimeout <= 0 {
 		c.CommandTimeout = 2 * time.Minute
+	}
+	if c.QueryTimeout <= 0 {
+		c.QueryTimeout = 10 * time.Second
 	}
 	if c.Attempts <= 0 {
 		c.Attempts = 3

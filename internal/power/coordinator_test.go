@@ -189,7 +189,7 @@ func TestRetriesThenFails(t *testing.T) {
 	f.failures.Store(1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	r, err := c.Do(ctx, ms[0], power.QueryAction, "t", "")
+	r, err := c.Do(ctx, ms[0], machine.PowerUp, "t", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,8 +200,8 @@ func TestRetriesThenFails(t *testing.T) {
 		t.Fatalf("%d BMC calls, want 2 attempts", calls)
 	}
 	f.failures.Store(0)
-	r, err = c.Do(ctx, ms[0], machine.PowerUp, "t", "")
-	if err != nil || r.State != store.PowerDone || r.ResultState != "on" {
+	r, err = c.Do(ctx, ms[0], machine.PowerDown, "t", "")
+	if err != nil || r.State != store.PowerDone || r.ResultState != "off" {
 		t.Fatalf("the next request after a failure: %+v %v", r, err)
 	}
 }

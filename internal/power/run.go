@@ -75,12 +75,16 @@ func (c *Coordinator) attempt(ctx context.Context, r store.PowerRequest) (machin
 	if err != nil {
 		return machine.PowerUnknown, &Error{Kind: BadParams, Op: r.Action, Err: err}
 	}
+	timeout, attempts := c.cfg.CommandTimeout, c.cfg.Attempts
+	if machine.PowerAction(r.Action) == QueryAction {
+		timeout, attempts = c.cfg.QueryTimeout, 1
+	}
 	var state machine.PowerState
 	for i := 1; ; i++ {
-		actx, cancel := context.WithTimeout(ctx, c.cfg.CommandTimeout)
+		actx, cancel := context.WithTimeout(ctx, timeout)
 		state, err = Carry(actx, d, m.PowerParams, machine.PowerAction(r.Action), c.cfg.Backoff)
 		cancel()
-		if err == nil || i >= c.cfg.Attempts || !transient(err) || ctx.Err() != nil {
+		if err == nil || i >= attempts || !transient(err) || ctx.Err() != nil {
 			return state, err
 		}
 		select {

@@ -252,5 +252,10 @@ type Store interface {
 	// PrunePower deletes finished requests older than before.
 	PrunePower(ctx context.Context, before time.Time) (int, error)
 
+	// AcquireLease takes or renews the named lease for holder until
+	// `until`, if it is free, expired at now, or already holder's; it
+	// reports whether holder has it. One region runs each fleet-wide loop.
+	AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error)
+
 	Close() error
 }

@@ -43,10 +43,11 @@ var dialect = sqlstore.Dialect{
 	TimeResolution: time.Microsecond,
 	EncodeTime:     func(t time.Time) any { return t },
 	// OF m: lock the machine row only, not the zone and pool it joins.
-	ForUpdate:  " FOR UPDATE OF m",
-	LockEvents: "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(eventsLockKey, 10) + ")",
-	LockPower:  "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(powerLockKey, 10) + ")",
-	ReadTx:     &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
+	ForUpdate:    " FOR UPDATE OF m",
+	ForUpdateRow: " FOR UPDATE",
+	LockEvents:   "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(eventsLockKey, 10) + ")",
+	LockPower:    "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(powerLockKey, 10) + ")",
+	ReadTx:       &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},
 	IsUniqueViolation: func(err error) bool {
 		return hasCode(err, "23505")
 	},

@@ -36,6 +36,8 @@ type Dialect struct {
 	// UpdateMachine, to lock its row. SQLite leaves it empty: its write
 	// transactions begin IMMEDIATE and so already exclude other writers.
 	ForUpdate string
+	// ForUpdateRow locks the one row a plain single-table query reads.
+	ForUpdateRow string
 	// LockEvents, if set, runs in a transaction just before it inserts
 	// events. PostgreSQL takes a transaction-level advisory lock there so
 	// that event IDs become visible in increasing order: without it, a

@@ -195,3 +195,33 @@ func testPowerClaimsConcurrent(t *testing.T, s store.Store) {
 		}
 	}
 }
+
+// testLeases: one holder at a time; renewal by the holder; takeover once
+// expired.
+func testLeases(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	now := time.Now()
+	got := func(holder string, at time.Time) bool {
+		t.Helper()
+		ok, err := s.AcquireLease(ctx, "monitor", holder, at, at.Add(10*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if !got("a", now) {
+		t.Fatal("a free lease was refused")
+	}
+	if got("b", now.Add(time.Second)) {
+		t.Fatal("b took a lease a holds")
+	}
+	if !got("a", now.Add(5*time.Second)) {
+		t.Fatal("a could not renew its lease")
+	}
+	if got("b", now.Add(14*time.Second)) {
+		t.Fatal("b took the renewed lease before it expired")
+	}
+	if !got("b", now.Add(16*time.Second)) {
+		t.Fatal("b could not take an expired lease")
+	}
+}

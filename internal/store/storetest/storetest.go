@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerQueue", testPowerQueue},
 		{"PowerLeases", testPowerLeases},
 		{"PowerClaimsConcurrent", testPowerClaimsConcurrent},
+		{"Leases", testLeases},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},

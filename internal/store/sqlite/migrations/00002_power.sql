@@ -28,6 +28,13 @@ CREATE INDEX power_requests_state ON power_requests (state, seq);
 CREATE INDEX power_requests_machine ON power_requests (system_id, state);
 CREATE INDEX power_requests_bmc ON power_requests (bmc_key, state);
 
+-- Named leases elect one region for fleet-wide loops (the power monitor).
+CREATE TABLE leases (
+    name    TEXT PRIMARY KEY,
+    holder  TEXT NOT NULL,
+    expires INTEGER NOT NULL
+);
+
 ALTER TABLE machines ADD COLUMN power_watch TEXT NOT NULL DEFAULT '';
 ALTER TABLE machines ADD COLUMN drift_policy TEXT NOT NULL DEFAULT '';
 ALTER TABLE pools ADD COLUMN drift_policy TEXT NOT NULL DEFAULT '';
@@ -36,4 +43,5 @@ ALTER TABLE pools ADD COLUMN drift_policy TEXT NOT NULL DEFAULT '';
 ALTER TABLE pools DROP COLUMN drift_policy;
 ALTER TABLE machines DROP COLUMN drift_policy;
 ALTER TABLE machines DROP COLUMN power_watch;
+DROP TABLE leases;
 DROP TABLE power_requests;
