@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -24,6 +25,10 @@ type groupOps struct {
 	update func(context.Context, string, group) (group, error)
 	delete func(context.Context, string) error
 	render func(group) any
+	// check validates extra fields before anything is written; after
+	// applies them once the create or update is done.
+	check func(r *request) error
+	after func(r *request, name string) error
 }
 
 func (s *Server) zoneOps() groupOps {
@@ -73,6 +78,15 @@ func (s *Server) poolOps() groupOps {
 		},
 		delete: st.DeletePool,
 		render: func(g group) any { return renderPool(store.Pool(g)) },
+		check: func(r *request) error {
+			if v, ok := r.form["drift_policy"]; ok {
+				if _, err := machine.ParseDriftPolicy(v[0]); err != nil {
+					return badField("drift_policy", "%v", err)
+				}
+			}
+			return nil
+		},
+		after: s.setPoolPolicy,
 	}
 }
 
@@ -80,6 +94,19 @@ func (s *Server) zonesRoutes() []route { return groupCollection(s.zoneOps()) }
 func (s *Server) zoneRoutes() []route  { return groupItem(s.zoneOps()) }
 func (s *Server) poolsRoutes() []route { return groupCollection(s.poolOps()) }
 func (s *Server) poolRoutes() []route  { return groupItem(s.poolOps()) }
+
+// setPoolPolicy applies a drift_policy field, when given, to a pool.
+func (s *Server) setPoolPolicy(r *request, pool string) error {
+	v, ok := r.form["drift_policy"]
+	if !ok {
+		return nil
+	}
+	p, err := machine.ParseDriftPolicy(v[0])
+	if err != nil {
+		return badField("drift_policy", "%v", err)
+	}
+	return s.store.SetPoolDriftPolicy(r.Context(), pool, string(p))
+}
 
 func groupCollection(ops groupOps) []route {
 	return []route{
@@ -100,9 +127,19 @@ func groupCollection(ops groupOps) []route {
 			if err != nil {
 				return err
 			}
+			if ops.check != nil {
+				if err := ops.check(r); err != nil {
+					return err
+				}
+			}
 			g, err := ops.create(r.Context(), group{Name: name, Description: r.form.Get("description")})
 			if err != nil {
 				return err
+			}
+			if ops.after != nil {
+				if err := ops.after(r, g.Name); err != nil {
+					return err
+				}
 			}
 			writeJSON(w, http.StatusOK, ops.render(g))
 			return nil
@@ -150,6 +187,11 @@ func groupItem(ops groupOps) []route {
 			if err != nil {
 				return err
 			}
+			if ops.check != nil {
+				if err := ops.check(r); err != nil {
+					return err
+				}
+			}
 			upd := group{Name: firstOr(name, old.Name), Description: old.Description}
 			if _, ok := r.form["description"]; ok {
 				upd.Description = r.form.Get("description")
@@ -157,6 +199,11 @@ func groupItem(ops groupOps) []route {
 			g, err := ops.update(r.Context(), old.Name, upd)
 			if err != nil {
 				return err
+			}
+			if ops.after != nil {
+				if err := ops.after(r, g.Name); err != nil {
+					return err
+				}
 			}
 			writeJSON(w, http.StatusOK, ops.render(g))
 			return nil

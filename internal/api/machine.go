@@ -110,6 +110,18 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 			}
 			m.PowerParams = merged
 		}
+		if v, ok := r.form["drift_policy"]; ok {
+			p, err := machine.ParseDriftPolicy(v[0])
+			if err != nil {
+				return badField("drift_policy", "%v", err)
+			}
+			if p == machine.Enforce {
+				// Asking for enforce again is how an operator re-arms a
+				// tripped flap guard.
+				m.Watch = machine.ResetGuard(m.Watch)
+			}
+			m.DriftPolicy = p
+		}
 		if v, ok, err := intParam(r, "cpu_count", 0); err != nil {
 			return err
 		} else if ok {

@@ -47,6 +47,10 @@ type machineJSON struct {
 	PhysicalBlock  []any             `json:"physicalblockdevice_set"`
 	BlockDevices   []any             `json:"blockdevice_set"`
 	PowerParams    map[string]string `json:"power_parameters,omitempty"`
+	DriftPolicy    string            `json:"drift_policy"`
+	PowerDrift     bool              `json:"power_drift"`
+	DriftReason    string            `json:"power_drift_reason"`
+	ObservedPower  string            `json:"power_state_observed"`
 	ConstraintsMap *struct{}         `json:"constraints_by_type,omitempty"`
 }
 
@@ -168,6 +172,8 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 	if showParams {
 		j.PowerParams = m.PowerParams
 	}
+	j.DriftPolicy, j.PowerDrift, j.DriftReason = string(m.DriftPolicy), m.Watch.Drift, m.Watch.Reason
+	j.ObservedPower = string(m.Watch.Observed)
 	sort.Strings(j.TagNames)
 	return j
 }

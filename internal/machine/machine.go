@@ -36,7 +36,12 @@ type Machine struct {
 	// encrypt them at rest; the API hides secret ones from non-admins.
 	PowerParams map[string]string
 	// EraseMode is how the current release wipes the disks.
-	EraseMode    EraseMode
+	EraseMode EraseMode
+	// DriftPolicy is the machine's own power drift policy; empty inherits
+	// its pool's.
+	DriftPolicy DriftPolicy
+	// Watch is the power monitor's memory of this machine.
+	Watch        PowerWatch
 	PowerState   PowerState
 	Interfaces   []Interface
 	CPUCount     int
@@ -89,6 +94,7 @@ func (m Machine) Clone() Machine {
 	c := m
 	c.Interfaces = append([]Interface(nil), m.Interfaces...)
 	c.Tags = append([]string(nil), m.Tags...)
+	c.Watch = m.Watch.clone()
 	if m.PowerParams != nil {
 		c.PowerParams = make(map[string]string, len(m.PowerParams))
 		for k, v := range m.PowerParams {

@@ -134,6 +134,18 @@ func (r Registry) Lookup(powerType string) (Driver, error) {
 	return d, nil
 }
 
+// Queryable reports whether machines of a power type can be polled:
+// drivers that can never tell (manual) say so by implementing
+// CannotQuery.
+func (r Registry) Queryable(powerType string) bool {
+	d, ok := r[powerType]
+	if !ok {
+		return false
+	}
+	_, no := d.(interface{ CannotQuery() })
+	return !no
+}
+
 // Names lists the registered power types, sorted.
 func (r Registry) Names() []string {
 	names := make([]string, 0, len(r))

@@ -38,6 +38,9 @@ func (Manual) PowerOff(context.Context, map[string]string, bool) error          
 func (Manual) PowerCycle(context.Context, map[string]string) error                { return nil }
 func (Manual) SetBootDevice(context.Context, map[string]string, BootDevice) error { return nil }
 
+// CannotQuery keeps manual machines out of the power monitor.
+func (Manual) CannotQuery() {}
+
 func (Manual) Query(context.Context, map[string]string) (machine.PowerState, error) {
 	return machine.PowerUnknown, ErrUnsupported
 }

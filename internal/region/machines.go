@@ -134,6 +134,7 @@ func changedFields(a, b *machine.Machine) []string {
 	add("power_type", a.PowerType != b.PowerType)
 	add("cpu_count", a.CPUCount != b.CPUCount)
 	add("memory", a.Memory != b.Memory)
+	add("drift_policy", a.DriftPolicy != b.DriftPolicy)
 	var keys []string
 	for k := range union(a.PowerParams, b.PowerParams) {
 		if a.PowerParams[k] != b.PowerParams[k] {

@@ -47,6 +47,7 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 		if err != nil {
 			return nil, err
 		}
+		o.Machine.Watch = machine.NoteStep(o.Machine.Watch, in, o)
 		*m, out = o.Machine, o
 		return o.Events, nil
 	})
@@ -72,17 +73,12 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 }
 
 // PowerResult records a finished power command and the lifecycle step it
-// implies. It implements power.Reporter.
+// implies. It implements power.Reporter. Query results feed the drift
+// policy (see observe); action results are recorded as events.
 func (s *Service) PowerResult(ctx context.Context, r power.Result) {
 	action := machine.PowerAction(r.Request.Action)
-	if action == power.QueryAction && (r.Err == nil || errors.Is(r.Err, power.ErrUnsupported)) {
-		// A successful query updates the state quietly; recording every
-		// poll would drown the machine's timeline.
-		_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
-			m.PowerState = r.State
-			return nil, nil
-		})
-		s.logErr(err, "record power state", r.Request.SystemID)
+	if action == power.QueryAction {
+		s.observe(ctx, r)
 		return
 	}
 	report := machine.PowerReport{

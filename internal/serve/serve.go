@@ -36,7 +36,9 @@ type Config struct {
 	MonitorInterval time.Duration
 	// Power tunes the power coordinator (workers, timeouts, retries).
 	Power power.Config
-	Log   *slog.Logger
+	// Monitor tunes the power monitor (poll interval, back-off).
+	Monitor region.MonitorConfig
+	Log     *slog.Logger
 }
 
 // OpenStore opens the configured database, creating and migrating it.
@@ -91,7 +93,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
 	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, done: make(chan error, 1)}
-	s.loops.Add(2)
+	s.loops.Add(3)
+	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
 	go func() {

@@ -212,6 +212,12 @@ type Store interface {
 	UpdatePool(ctx context.Context, name string, p Pool) (Pool, error)
 	DeletePool(ctx context.Context, name string) error
 
+	// Pool drift policies: the default power drift policy of machines in
+	// a pool that have none of their own. Setting one bumps the version of
+	// the pool's machines, whose effective policy changes.
+	PoolDriftPolicies(ctx context.Context) (map[string]string, error)
+	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
+
 	// Tags. TagMachines adds and removes machines in one transaction; an
 	// unknown system ID fails the whole call with ErrNotFound.
 	ListTags(ctx context.Context) ([]Tag, error)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,8 +22,8 @@ const defaultGroup = "default"
 var machineCols = []string{
 	"system_id", "hostname", "domain", "architecture", "description",
 	"status", "status_message", "previous_status", "status_expires", "owner", "zone_id", "pool_id",
-	"power_type", "power_params", "power_state", "erase_mode", "cpu_count", "memory", "storage",
-	"hardware_uuid", "osystem", "distro_series", "netboot", "created", "updated", "version",
+	"power_type", "power_params", "power_state", "erase_mode", "drift_policy", "power_watch",
+	"cpu_count", "memory", "storage", "hardware_uuid", "osystem", "distro_series", "netboot", "created", "updated", "version",
 }
 
 var (
@@ -34,11 +35,12 @@ var (
 // machineArgs converts the domain's named types to plain ones, which every
 // driver accepts.
 func (s *Store) machineArgs(m *machine.Machine, zoneID, poolID int64, params any) []any {
+	watch, _ := json.Marshal(m.Watch) // plain data: cannot fail
 	return []any{
 		m.SystemID, m.Hostname, m.Domain, m.Architecture, m.Description,
 		int(m.Status), m.StatusMessage, int(m.PreviousStatus), s.ntv(m.StatusExpires), m.Owner, zoneID, poolID,
-		m.PowerType, params, string(m.PowerState), string(m.EraseMode), m.CPUCount, m.Memory, m.Storage,
-		m.HardwareUUID, m.OSystem, m.DistroSeries, m.Netboot, s.tv(m.Created), s.tv(m.Updated), m.Version,
+		m.PowerType, params, string(m.PowerState), string(m.EraseMode), string(m.DriftPolicy), string(watch),
+		m.CPUCount, m.Memory, m.Storage, m.HardwareUUID, m.OSystem, m.DistroSeries, m.Netboot, s.tv(m.Created), s.tv(m.Updated), m.Version,
 	}
 }
 
