@@ -39,6 +39,10 @@ func ApplyPower(m Machine, r PowerReport, cfg Config) Outcome {
 	switch {
 	case r.Err == nil && r.Action == PowerDown && c.Status == Releasing:
 		in = &Input{Action: Succeed, Comment: "powered off"}
+	case r.Err == nil && r.Action == PowerDown && c.Status == ExitingRescueMode && c.PreviousStatus != Deployed:
+		// Leaving rescue for anything but a deployed OS ends with the
+		// machine off; nothing else will signal it.
+		in = &Input{Action: Succeed, Comment: "powered off"}
 	case r.Err != nil && c.Status.InProgress() && r.Action != "query":
 		in = &Input{Action: Fail, Comment: fmt.Sprintf("power %s failed: %v", r.Action, r.Err)}
 	}
