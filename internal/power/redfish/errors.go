@@ -53,7 +53,12 @@ func (c *cause) Unwrap() error { return c.err }
 func kindOf(ctx context.Context, p params, err error) (power.Kind, string) {
 	var re *common.Error
 	if errors.As(err, &re) && re.HTTPReturnedStatusCode != 0 {
-		return httpKind(re), fmt.Sprintf("%s answered HTTP %d: %s", p.endpoint, re.HTTPReturnedStatusCode, redfishMessage(re))
+		kind := httpKind(re)
+		msg := fmt.Sprintf("%s answered HTTP %d: %s", p.endpoint, re.HTTPReturnedStatusCode, redfishMessage(re))
+		if kind == power.AuthRefused {
+			msg += fmt.Sprintf(" (user %q)", p.user)
+		}
+		return kind, msg
 	}
 	if untrusted(err) {
 		return power.BadParams, fmt.Sprintf("the TLS certificate of %s is not trusted (%v); give the BMC a certificate this host trusts, or set %s=false for this machine",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -81,7 +82,12 @@ func connect(ctx context.Context, p params) (*gofish.APIClient, func(), error) {
 // list exactly one system.
 func findSystem(c *gofish.APIClient, p params) (*system, error) {
 	if strings.HasPrefix(p.nodeID, "/") {
-		return getSystem(c, p, p.nodeID)
+		s, err := getSystem(c, p, p.nodeID)
+		var re *common.Error
+		if errors.As(err, &re) && re.HTTPReturnedStatusCode == http.StatusNotFound {
+			return nil, &power.Error{Kind: power.BadParams, Err: fmt.Errorf("%s=%q: no such system at %s", ParamNodeID, p.nodeID, p.endpoint)}
+		}
+		return s, err
 	}
 	links, err := memberLinks(c, systemsLink(c))
 	if err != nil {
