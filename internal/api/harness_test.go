@@ -34,6 +34,16 @@ func withTimeout(status, monitor time.Duration) option {
 	return func(c *serve.Config) { c.StatusTimeout, c.MonitorInterval = status, monitor }
 }
 
+// withPowerMonitor polls every interval and treats disagreeing readings
+// as drift after grace.
+func withPowerMonitor(interval, grace time.Duration) option {
+	return func(c *serve.Config) {
+		c.Monitor.Interval, c.Monitor.Tick, c.Monitor.Refresh = interval, interval/10, interval/2
+		c.DriftGrace = grace
+		c.Power.QueryTimeout = 5 * time.Second // generous: CI machines are loaded
+	}
+}
+
 // eachDB runs fn against SQLite and, when available, PostgreSQL.
 func eachDB(t *testing.T, fn func(t *testing.T, e *env), opts ...option) {
 	t.Run("sqlite", func(t *testing.T) { fn(t, start(t, "", opts...)) })
@@ -153,7 +163,12 @@ type apiMachine struct {
 	} `json:"interface_set"`
 	TagNames []string          `json:"tag_names"`
 	Params   map[string]string `json:"power_parameters"`
+	Drift    bool              `json:"power_drift"`
+	Reason   string            `json:"power_drift_reason"`
 }
+
+func (m apiMachine) PowerDriftFlag() bool    { return m.Drift }
+func (m apiMachine) DriftReason(*env) string { return m.Reason }
 
 // addMachine creates a machine with one MAC through the API.
 func (e *env) addMachine(hostname, mac string, extra url.Values) apiMachine {

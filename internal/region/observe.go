@@ -32,7 +32,7 @@ func (s *Service) observe(ctx context.Context, r power.Result) {
 		if w.Observed == "" && w.LastAsk.At.IsZero() {
 			w = machine.AdoptPowerWatch(*m, now)
 		}
-		cfg := machine.DefaultDriftConfig()
+		cfg := s.Drift
 		cfg.Policy = machine.ResolveDriftPolicy(m.DriftPolicy, machine.DriftPolicy(pools[m.Pool]))
 		reading := machine.Reading{State: r.State, At: now}
 		if r.Err != nil {

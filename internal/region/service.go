@@ -21,15 +21,18 @@ type Service struct {
 	Store  store.Store
 	Power  *power.Coordinator
 	Config machine.Config
-	Hub    *Hub
-	Log    *slog.Logger
-	Now    func() time.Time
+	// Drift tunes the drift policy (grace, flap guard); its Policy is
+	// resolved per machine.
+	Drift machine.DriftConfig
+	Hub   *Hub
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // New wires a service; the coordinator reports its results back to it.
 // Run the coordinator's workers with s.Power.Run.
 func New(st store.Store, drivers power.Registry, cfg machine.Config, pcfg power.Config, log *slog.Logger) *Service {
-	s := &Service{Store: st, Config: cfg, Hub: NewHub(), Log: log, Now: func() time.Time { return time.Now().UTC() }}
+	s := &Service{Store: st, Config: cfg, Drift: machine.DefaultDriftConfig(), Hub: NewHub(), Log: log, Now: func() time.Time { return time.Now().UTC() }}
 	s.Power = power.NewCoordinator(st, drivers, s, pcfg, log)
 	return s
 }

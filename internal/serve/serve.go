@@ -16,6 +16,8 @@ import (
 	"github.com/anvilmetal/anvil/internal/api"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/power/redfish"
+	"github.com/anvilmetal/anvil/internal/power/webhook"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/secret"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -38,7 +40,10 @@ type Config struct {
 	Power power.Config
 	// Monitor tunes the power monitor (poll interval, back-off).
 	Monitor region.MonitorConfig
-	Log     *slog.Logger
+	// DriftGrace, when set, replaces how long after a power action a
+	// disagreeing reading is expected rather than drift.
+	DriftGrace time.Duration
+	Log        *slog.Logger
 }
 
 // OpenStore opens the configured database, creating and migrating it.
@@ -78,7 +83,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StatusTimeout > 0 {
 		lcfg.Timeout = cfg.StatusTimeout
 	}
-	svc := region.New(st, power.NewRegistry(power.Manual{}), lcfg, cfg.Power, cfg.Log)
+	drivers := power.NewRegistry(power.Manual{}, redfish.Driver{}, webhook.Driver{})
+	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
+	if cfg.DriftGrace != 0 {
+		svc.Drift.Grace = cfg.DriftGrace
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		st.Close()

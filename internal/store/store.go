@@ -234,8 +234,8 @@ type Store interface {
 	LastEventID(ctx context.Context) (int64, error)
 
 	// The serialised power queue. EnqueuePower stores r as queued unless
-	// an equal request (same machine and action) is queued or running, in
-	// which case it returns that one and true. ClaimPower marks running,
+	// the machine's newest queued or running request is equal (same
+	// action), in which case it returns that one and true. ClaimPower marks running,
 	// under a lease for owner until leaseUntil, the oldest queued request
 	// whose machine and BMC have nothing running and which no earlier
 	// request of its machine precedes; ErrNotFound when there is none.

@@ -23,9 +23,12 @@ func scanPower(sc interface{ Scan(...any) error }) (store.PowerRequest, error) {
 	return r, err
 }
 
-// EnqueuePower coalesces with an equal queued or running request; the
-// check and the insert are one write transaction, and claims and enqueues
-// take the same lock on PostgreSQL, so two regions cannot both insert one.
+// EnqueuePower coalesces with the machine's newest queued or running
+// request when that one is equal. Only the newest: coalescing with an
+// older one would reorder intent (on, off, on must not become on, off).
+// The check and the insert are one write transaction, and claims and
+// enqueues take the same lock on PostgreSQL, so two regions cannot both
+// insert one.
 func (s *Store) EnqueuePower(ctx context.Context, r store.PowerRequest) (store.PowerRequest, bool, error) {
 	var (
 		out       store.PowerRequest
@@ -35,13 +38,13 @@ func (s *Store) EnqueuePower(ctx context.Context, r store.PowerRequest) (store.P
 		if err := s.lockPower(ctx, q); err != nil {
 			return err
 		}
-		existing, err := scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests
-			WHERE system_id = ? AND action = ? AND state IN ('queued', 'running') ORDER BY seq LIMIT 1`, r.SystemID, r.Action))
-		if err == nil {
-			out, coalesced = existing, true
+		last, err := scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests
+			WHERE system_id = ? AND state IN ('queued', 'running') ORDER BY seq DESC LIMIT 1`, r.SystemID))
+		if err == nil && last.Action == r.Action {
+			out, coalesced = last, true
 			return nil
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
 		if r.ID == "" {

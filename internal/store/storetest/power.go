@@ -49,6 +49,12 @@ func testPowerQueue(t *testing.T, s store.Store) {
 		t.Fatalf("equal request not coalesced: %v %v", again.ID, c)
 	}
 	a2, _ := enqueue(t, s, "m1", "ipmi://bmc1", "off")
+	// on, off, on: the last "on" must not merge into the first, which
+	// would turn the machine's final state off.
+	a3, c := enqueue(t, s, "m1", "ipmi://bmc1", "on")
+	if c {
+		t.Fatalf("on after off coalesced with an earlier on: %+v", a3)
+	}
 	b1, _ := enqueue(t, s, "m2", "ipmi://bmc1", "on") // same BMC, other machine
 	c1, _ := enqueue(t, s, "m3", "ipmi://bmc2", "on")
 	m1, _ := enqueue(t, s, "m4", "", "on") // no shared BMC
@@ -70,11 +76,11 @@ func testPowerQueue(t *testing.T, s store.Store) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("first claims %v, want %v", got, want)
 	}
-	if again, c := enqueue(t, s, "m1", "ipmi://bmc1", "on"); !c || again.ID != a1.ID || again.State != store.PowerRunning {
+	if again, c := enqueue(t, s, "m3", "ipmi://bmc2", "on"); !c || again.ID != c1.ID || again.State != store.PowerRunning {
 		t.Fatalf("request equal to the running one not coalesced with it: %+v", again)
 	}
 	q, err := s.PowerQueue(context.Background(), "m1")
-	if err != nil || len(q) != 2 || q[0].ID != a1.ID || q[1].ID != a2.ID || q[0].State != store.PowerRunning {
+	if err != nil || len(q) != 3 || q[0].ID != a1.ID || q[1].ID != a2.ID || q[0].State != store.PowerRunning {
 		t.Fatalf("queue of m1: %+v %v", q, err)
 	}
 	finish(t, s, running[0]) // a1
@@ -87,8 +93,13 @@ func testPowerQueue(t *testing.T, s store.Store) {
 		t.Fatal("claimed a second command on bmc1 while one runs")
 	}
 	finish(t, s, r)
+	r, ok = claim(t, s, "region-a")
+	if !ok || r.ID != a3.ID {
+		t.Fatalf("after a2, claimed %+v, want m1's second on", r)
+	}
+	finish(t, s, r)
 	if r, ok := claim(t, s, "region-a"); !ok || r.ID != b1.ID {
-		t.Fatalf("after a2, claimed %+v, want m2's on", r)
+		t.Fatalf("after a3, claimed %+v, want m2's on", r)
 	}
 	done, err := s.GetPowerRequest(context.Background(), a1.ID)
 	if err != nil || done.State != store.PowerDone || done.ResultState != "on" || done.Finished.IsZero() {
@@ -97,8 +108,8 @@ func testPowerQueue(t *testing.T, s store.Store) {
 	if err := s.FinishPower(context.Background(), store.PowerRequest{ID: b1.ID, State: store.PowerDone, LeaseOwner: "region-b"}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("finish by a region not holding the lease: %v", err)
 	}
-	if n, err := s.PrunePower(context.Background(), time.Now().Add(time.Hour)); err != nil || n != 2 {
-		t.Fatalf("prune removed %d (%v), want the 2 finished", n, err)
+	if n, err := s.PrunePower(context.Background(), time.Now().Add(time.Hour)); err != nil || n != 3 {
+		t.Fatalf("prune removed %d (%v), want the 3 finished", n, err)
 	}
 }
 
