@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/serve"
 )
 
@@ -32,6 +34,8 @@ func serveCmd() *cobra.Command {
 		listen  string
 		timeout time.Duration
 		level   string
+		poll    time.Duration
+		workers int
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -47,6 +51,8 @@ func serveCmd() *cobra.Command {
 			t0 := time.Now()
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
+				Monitor: region.MonitorConfig{Interval: poll},
+				Power:   power.Config{Workers: workers},
 			})
 			if err != nil {
 				return err
@@ -68,6 +74,8 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&listen, "listen", ":5240", "address for the API, UI and metadata")
 	c.Flags().DurationVar(&timeout, "status-timeout", 30*time.Minute, "how long a monitored status (commissioning, deploying, ...) may go without progress before it fails")
 	c.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
+	c.Flags().DurationVar(&poll, "power-poll-interval", 5*time.Minute, "how often the power monitor queries each machine's BMC (spread evenly over the interval)")
+	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	return c
 }
 
