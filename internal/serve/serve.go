@@ -16,6 +16,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/api"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/power/ipmi"
 	"github.com/anvilmetal/anvil/internal/power/redfish"
 	"github.com/anvilmetal/anvil/internal/power/webhook"
 	"github.com/anvilmetal/anvil/internal/region"
@@ -83,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StatusTimeout > 0 {
 		lcfg.Timeout = cfg.StatusTimeout
 	}
-	drivers := power.NewRegistry(power.Manual{}, redfish.Driver{}, webhook.Driver{})
+	drivers := power.NewRegistry(power.Manual{}, ipmi.Driver{}, redfish.Driver{}, webhook.Driver{})
 	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
 	if cfg.DriftGrace != 0 {
 		svc.Drift.Grace = cfg.DriftGrace

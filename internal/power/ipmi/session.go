@@ -1,0 +1,99 @@
+package ipmi
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/bougou/go-ipmi/pkg/client"
+	"github.com/bougou/go-ipmi/pkg/types"
+
+	"github.com/anvilmetal/anvil/internal/power"
+)
+
+// do runs one operation in a session of its own: parse, log in, f, log out.
+func (d Driver) do(ctx context.Context, raw map[string]string, op string, f func(context.Context, *client.Client, params) error) error {
+	p, err := parse(raw)
+	if err != nil {
+		return &power.Error{Kind: power.BadParams, Op: op, Err: err}
+	}
+	c, err := d.open(ctx, p)
+	if err != nil {
+		return classify(ctx, op, p, err)
+	}
+	err = f(ctx, c, p)
+	d.close(ctx, c, p)
+	return classify(ctx, op, p, err)
+}
+
+func (d Driver) timeout(p params) time.Duration {
+	switch {
+	case d.Timeout > 0:
+		return d.Timeout
+	case p.lan15:
+		return time.Duration(client.DefaultLanTimeoutSec) * time.Second
+	}
+	return time.Duration(client.DefaultLanplusTimeoutSec) * time.Second
+}
+
+func (d Driver) retries() int {
+	switch {
+	case d.Retries < 0:
+		return 0
+	case d.Retries == 0:
+		return client.DefaultLanplusRetries
+	}
+	return d.Retries
+}
+
+// open logs in. go-ipmi caps every wait for an answer at ctx's deadline,
+// so ctx bounds the login as well.
+func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
+	host := p.host
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]" // go-ipmi dials host + ":" + port
+	}
+	c, err := client.NewClient(host, p.port, p.user, p.pass)
+	if err != nil {
+		return nil, &power.Error{Kind: power.BadParams, Op: "login", Err: err}
+	}
+	c.WithTimeout(d.timeout(p)).WithRetry(d.retries()).WithMaxPrivilegeLevel(p.priv)
+	if p.lan15 {
+		c.WithInterface(client.InterfaceLan)
+	} else {
+		c.WithCipherSuiteID(p.ciphers...)
+	}
+	if err := c.Connect(ctx); err != nil {
+		// go-ipmi keeps its socket until Close. A session exists on the
+		// BMC only if the login got as far as a command's completion code
+		// (Set Session Privilege Level refused); then it is worth asking
+		// the BMC to close it, otherwise a cancelled context makes Close
+		// just release the socket.
+		var budget time.Duration
+		if _, answered := types.IsResponseError(err); answered && ctx.Err() == nil {
+			budget = d.timeout(p)
+		}
+		go closeWithin(c, budget)
+		return nil, &setupError{err}
+	}
+	return c, nil
+}
+
+// close logs out. If the caller's time is up, the session is still closed
+// in the background: otherwise it holds one of the BMC's few slots until
+// the BMC's inactivity timeout.
+func (d Driver) close(ctx context.Context, c *client.Client, p params) {
+	if ctx.Err() != nil {
+		go closeWithin(c, d.timeout(p))
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, d.timeout(p))
+	defer cancel()
+	_ = c.Close(cctx) // the work is done; a lost Close Session only costs the BMC a slot for a while
+}
+
+func closeWithin(c *client.Client, budget time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	_ = c.Close(ctx)
+}
