@@ -44,6 +44,33 @@ func benchCmd() *cobra.Command {
 	api.Flags().IntVar(&samples, "samples", 500, "requests per latency figure (list-all uses a tenth)")
 	api.Flags().IntVar(&workers, "workers", 8, "concurrent creators while filling")
 	api.Flags().StringSliceVar(&dbs, "db", []string{"sqlite"}, "databases to compare: sqlite (embedded) or a postgres:// URL whose role may create databases (repeat the flag for several)")
-	c.AddCommand(api)
+	c.AddCommand(api, benchPowerCmd())
+	return c
+}
+
+func benchPowerCmd() *cobra.Command {
+	var cfg bench.PowerConfig
+	c := &cobra.Command{
+		Use:   "power",
+		Short: "Poll a lab fleet of virtual BMCs: sweep time, server CPU and RSS, API-to-BMC latency, per worker limit",
+		RunE: func(c *cobra.Command, _ []string) error {
+			bin, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			cfg.Binary, cfg.Out = bin, os.Stderr
+			if cfg.DBURL == "sqlite" {
+				cfg.DBURL = ""
+			}
+			rs, err := bench.RunPower(c.Context(), cfg)
+			fmt.Fprint(c.OutOrStdout(), bench.PowerMarkdown(rs))
+			return err
+		},
+	}
+	c.Flags().IntVar(&cfg.Machines, "machines", 10000, "lab machines, each with a BMC (redfish: 10 systems per service)")
+	c.Flags().StringVar(&cfg.Kind, "kind", "ipmi", "ipmi or redfish")
+	c.Flags().IntSliceVar(&cfg.Workers, "workers", []int{16, 64}, "worker limits to compare (16 is the default)")
+	c.Flags().IntVar(&cfg.Samples, "samples", 200, "API-to-BMC latency samples")
+	c.Flags().StringVar(&cfg.DBURL, "db", "sqlite", "sqlite or a postgres:// URL whose role may create databases")
 	return c
 }

@@ -191,10 +191,14 @@ func (c *caller) get(ctx context.Context, path string) ([]byte, error) {
 }
 
 func (c *caller) post(ctx context.Context, path string, f url.Values) error {
+	_, err := c.postBody(ctx, path, f)
+	return err
+}
+
+func (c *caller) postBody(ctx context.Context, path string, f url.Values) ([]byte, error) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, strings.NewReader(f.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	_, err := c.do(req)
-	return err
+	return c.do(req)
 }
 
 func (c *caller) do(req *http.Request) ([]byte, error) {

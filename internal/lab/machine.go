@@ -40,6 +40,12 @@ type Faults struct {
 // Log records each command a BMC carried out, with when it started and
 // ended, so tests can prove that no two overlapped.
 type Log struct {
+	// Hook, if set, sees every entry as it is recorded (benchmarks time
+	// commands with it).
+	Hook func(LogEntry)
+	// Discard drops entries after the hook, for long runs.
+	Discard bool
+
 	mu      sync.Mutex
 	entries []LogEntry
 }
@@ -54,6 +60,12 @@ type LogEntry struct {
 
 // Record adds an entry.
 func (l *Log) Record(e LogEntry) {
+	if l.Hook != nil {
+		l.Hook(e)
+	}
+	if l.Discard {
+		return
+	}
 	l.mu.Lock()
 	l.entries = append(l.entries, e)
 	l.mu.Unlock()
