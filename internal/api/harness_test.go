@@ -201,7 +201,12 @@ func (e *env) countMachines() int {
 // waitStatus polls until the machine reaches the status name.
 func (e *env) waitStatus(id, status string) apiMachine {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	return e.waitStatusWithin(id, status, 10*time.Second)
+}
+
+func (e *env) waitStatusWithin(id, status string, d time.Duration) apiMachine {
+	e.t.Helper()
+	deadline := time.Now().Add(d)
 	for {
 		m := e.machine(id)
 		if m.StatusName == status {

@@ -273,3 +273,23 @@ func dumpEvents(t *testing.T, e *env, id string) {
 		t.Logf("%s %s %s: %s", ev.Created, ev.Level, ev.Type, ev.Description)
 	}
 }
+
+// TestDriftFailsManagedPhase: a machine that loses power while Anvil
+// drives a phase (here Commissioning) fails the phase with the reason,
+// whatever the drift policy.
+func TestDriftFailsManagedPhase(t *testing.T) {
+	const interval = 400 * time.Millisecond
+	e := start(t, "", withPowerMonitor(interval, time.Millisecond))
+	u, sims, _ := chassis(t, 1, lab.Faults{})
+	m := e.addRedfish("phase", "52:54:00:33:00:01", u, "sys0")
+	e.must(200, "POST", "machines/"+m.SystemID+"/?op=commission", e.admin, nil, nil)
+	waitFor(t, "the machine to be powered on for commissioning", 5*time.Second, sims[0].IsOn)
+	sims[0].Fail()
+	got := e.waitStatusWithin(m.SystemID, "Failed commissioning", 20*time.Second)
+	if !strings.Contains(got.StatusMsg, "power drift") {
+		t.Fatalf("status message %q does not give the drift as the reason", got.StatusMsg)
+	}
+	if sims[0].IsOn() {
+		t.Fatal("Anvil corrected power during a phase instead of failing it")
+	}
+}
