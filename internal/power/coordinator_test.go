@@ -16,6 +16,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/secret"
 	"github.com/anvilmetal/anvil/internal/store"
 	"github.com/anvilmetal/anvil/internal/store/open"
+	"github.com/anvilmetal/anvil/internal/testutil/pgtest"
 )
 
 // fakeBMC is a driver whose machines sit behind BMCs named by the
@@ -94,13 +95,17 @@ func (r *results) PowerResult(_ context.Context, res power.Result) {
 }
 
 func setup(t *testing.T, f *fakeBMC, machines, perBMC int) (store.Store, []machine.Machine) {
+	return setupDB(t, "", f, machines, perBMC)
+}
+
+func setupDB(t *testing.T, dbURL string, f *fakeBMC, machines, perBMC int) (store.Store, []machine.Machine) {
 	t.Helper()
 	dir := t.TempDir()
 	sealer, err := secret.LoadOrCreate(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := open.Open(context.Background(), "", dir, sealer)
+	st, err := open.Open(context.Background(), dbURL, dir, sealer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +212,15 @@ func TestRetriesThenFails(t *testing.T) {
 }
 
 // TestTwoRegionsShareTheQueue: two coordinators on one database (two
-// regions) never overlap commands on a BMC.
+// regions) never overlap commands on a BMC, on SQLite and PostgreSQL.
 func TestTwoRegionsShareTheQueue(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { twoRegions(t, "") })
+	t.Run("postgres", func(t *testing.T) { twoRegions(t, pgtest.URL(t)) })
+}
+
+func twoRegions(t *testing.T, dbURL string) {
 	f := newFake()
-	st, ms := setup(t, f, 8, 4)
+	st, ms := setupDB(t, dbURL, f, 8, 4)
 	a := startCoordinator(t, st, f, nil, power.Config{Workers: 4, Backoff: []time.Duration{time.Millisecond}})
 	b := startCoordinator(t, st, f, nil, power.Config{Workers: 4, Backoff: []time.Duration{time.Millisecond}})
 	var ids []string

@@ -82,12 +82,16 @@ func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
 // close logs out. If the caller's time is up, the session is still closed
 // in the background: otherwise it holds one of the BMC's few slots until
 // the BMC's inactivity timeout.
+//
+// Close Session gets the same retries as any request: a lost one leaves
+// the session open on the BMC, and a few of those lock every login out.
 func (d Driver) close(ctx context.Context, c *client.Client, p params) {
+	budget := d.timeout(p) * time.Duration(d.retries()+1)
 	if ctx.Err() != nil {
-		go closeWithin(c, d.timeout(p))
+		go closeWithin(c, budget)
 		return
 	}
-	cctx, cancel := context.WithTimeout(ctx, d.timeout(p))
+	cctx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	_ = c.Close(cctx) // the work is done; a lost Close Session only costs the BMC a slot for a while
 }
