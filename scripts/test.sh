@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the tests drive as real peers.
-PACKAGES=(postgresql ipmitool openipmi curl)
+PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2)
 
 need=()
 for p in "${PACKAGES[@]}"; do

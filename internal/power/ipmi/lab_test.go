@@ -96,6 +96,44 @@ func TestDriverPower(t *testing.T) {
 	}
 }
 
+// racyMachine reports scripted power states before falling back to the
+// real ones, to stage a machine that goes off between two commands.
+type racyMachine struct {
+	*lab.SimMachine
+	mu    sync.Mutex
+	reads []bool
+}
+
+func (m *racyMachine) IsOn() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.reads) > 0 {
+		on := m.reads[0]
+		m.reads = m.reads[1:]
+		return on
+	}
+	return m.SimMachine.IsOn()
+}
+
+// The machine reads as on, then goes off before the cycle arrives, which
+// the BMC refuses (D5h): the driver powers it up instead.
+func TestDriverCycleRefusedFallsBackToPowerUp(t *testing.T) {
+	m := &racyMachine{SimMachine: lab.NewSim("node-2", "4c4c4544-0042-3510-8052-b2c04f4b4c32"), reads: []bool{true, false, false}}
+	b := ipmibmc.New(m, ipmibmc.Options{User: labUser, Password: labPass})
+	addr, err := b.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	p := map[string]string{ipmi.ParamAddress: addr.String(), ipmi.ParamUser: labUser, ipmi.ParamPass: labPass}
+	if err := (ipmi.Driver{}).PowerCycle(ctxFor(t, 10*time.Second), p); err != nil {
+		t.Fatalf("cycle: %v", err)
+	}
+	if got := m.Changes(); !slices.Equal(got, []string{"on"}) {
+		t.Fatalf("changes %v, want a power up", got)
+	}
+}
+
 func TestDriverBootDevice(t *testing.T) {
 	m, _, p := labBMC(t, ipmibmc.Options{User: labUser, Password: labPass})
 	d := ipmi.Driver{}
@@ -250,7 +288,7 @@ func TestDriverPacketLoss(t *testing.T) {
 // half-open session evicted for another), and the BMC serves afterwards.
 func TestDriverConcurrentQueries(t *testing.T) {
 	_, _, p := labBMC(t, ipmibmc.Options{User: labUser, Password: labPass})
-	d := ipmi.Driver{Timeout: 300 * time.Millisecond, Retries: 2}
+	d := ipmi.Driver{Retries: 2}
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
 	for i := range errs {
