@@ -165,6 +165,7 @@ type apiMachine struct {
 	Params   map[string]string `json:"power_parameters"`
 	Drift    bool              `json:"power_drift"`
 	Reason   string            `json:"power_drift_reason"`
+	Observed string            `json:"power_state_observed"`
 }
 
 func (m apiMachine) PowerDriftFlag() bool    { return m.Drift }

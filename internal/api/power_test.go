@@ -168,6 +168,13 @@ func TestDriftEnforceWarnAndGuard(t *testing.T) {
 		e.deployed(a.SystemID)
 		e.deployed(b.SystemID)
 		waitFor(t, "both machines on", 5*time.Second, func() bool { return sims[0].IsOn() && sims[1].IsOn() })
+		// On a loaded machine the polls can catch the power-off that ends
+		// commissioning before the deploy's power-on lands, and correct it;
+		// start counting from a settled machine with a fresh guard.
+		waitFor(t, "the monitor to see both on", 20*time.Second, func() bool {
+			return e.machine(a.SystemID).Observed == "on" && e.machine(b.SystemID).Observed == "on"
+		})
+		e.must(200, "PUT", "machines/"+a.SystemID+"/", e.admin, url.Values{"drift_policy": {"enforce"}}, nil)
 
 		// enforce (the default for deployed machines)
 		for i := 1; i <= 3; i++ {
@@ -196,7 +203,7 @@ func TestDriftEnforceWarnAndGuard(t *testing.T) {
 		// Re-arming enforce corrects it.
 		e.must(200, "PUT", "machines/"+a.SystemID+"/", e.admin, url.Values{"drift_policy": {"enforce"}}, nil)
 		waitFor(t, "enforce again after reset", 10*time.Second, sims[0].IsOn)
-	}, withPowerMonitor(interval, time.Millisecond))
+	}, withPowerMonitor(interval, 300*time.Millisecond))
 }
 
 // TestDeadAndSlowBMCs: in a fleet of healthy BMCs, one that never answers
