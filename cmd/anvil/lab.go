@@ -26,6 +26,8 @@ func labCmd() *cobra.Command {
 		zone      string
 		pool      string
 		regWorker int
+		qemuTap   string
+		qemuEFI   bool
 	)
 	c := &cobra.Command{
 		Use:   "lab",
@@ -36,14 +38,20 @@ Redfish services fronting several systems each. With --register, the
 machines are added to an Anvil (or MAAS) server with their power
 parameters. Runs until interrupted.`,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if qemuTap != "" {
+				cfg.QEMUTemplate.NetDevs = []string{qemuTap}
+			}
+			if qemuEFI {
+				cfg.QEMUTemplate.Firmware = "efi"
+			}
 			f, err := fleet.Start(cfg)
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			out := c.OutOrStdout()
-			fmt.Fprintf(out, "lab: %d machines (%d IPMI BMCs, %d Redfish services) on %s; user %q\n",
-				len(f.Machines), cfg.IPMI, cfg.RedfishChassis, cfg.Host, cfg.User)
+			fmt.Fprintf(out, "lab: %d machines (%d simulated and %d QEMU behind IPMI BMCs, %d Redfish services) on %s; user %q\n",
+				len(f.Machines), cfg.IPMI, cfg.QEMU, cfg.RedfishChassis, cfg.Host, cfg.User)
 			if manifest != "" {
 				if err := writeManifest(manifest, f.Machines); err != nil {
 					return err
@@ -86,6 +94,13 @@ parameters. Runs until interrupted.`,
 	fl.StringVar(&zone, "zone", "", "zone for registered machines")
 	fl.StringVar(&pool, "pool", "", "pool for registered machines")
 	fl.IntVar(&regWorker, "register-workers", 8, "concurrent requests while registering")
+	fl.IntVar(&cfg.QEMU, "qemu", 0, "machines that are real QEMU processes (TCG) behind IPMI BMCs")
+	fl.IntVar(&cfg.QEMUTemplate.Memory, "qemu-memory", 512, "memory of each QEMU machine, MiB")
+	fl.StringVar(&cfg.QEMUTemplate.Disk, "qemu-disk", "", "disk image for the QEMU machines (shared read-only use is the caller's business)")
+	fl.StringVar(&qemuTap, "qemu-tap", "", "tap device pattern per QEMU machine, e.g. tap%d (default: user-mode network, local only)")
+	fl.StringVar(&cfg.QEMUTemplate.Netns, "qemu-netns", "", "network namespace to run QEMU in")
+	fl.BoolVar(&qemuEFI, "qemu-efi", false, "UEFI firmware (OVMF) instead of SeaBIOS")
+	fl.StringVar(&cfg.StateDir, "state-dir", "", "directory for QEMU machines' state and serial logs (default: temporary)")
 	return c
 }
 

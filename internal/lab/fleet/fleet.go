@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +34,15 @@ type Config struct {
 	Seed                 uint64
 	// Log records every command every BMC serves.
 	Log *lab.Log
+	// QEMU machines are real QEMU processes behind IPMI BMCs: power on
+	// starts one, off stops it, the boot device sets its boot order.
+	QEMU int
+	// QEMUTemplate configures them; ID, UUID, MACs and StateDir are filled
+	// in per machine, and NetDevs[0], if set, is a printf pattern for the
+	// machine's tap ("tap%d").
+	QEMUTemplate lab.QEMUConfig
+	// StateDir holds each QEMU machine's state in a subdirectory.
+	StateDir string
 }
 
 // Machine is one machine of the fleet, with what Anvil needs to add it.
@@ -40,7 +52,8 @@ type Machine struct {
 	PowerType string            `json:"power_type"`
 	Params    map[string]string `json:"power_parameters"`
 	Faults    string            `json:"faults,omitempty"` // "dead", "slow" or ""
-	Sim       *lab.SimMachine   `json:"-"`
+	Sim       *lab.SimMachine   `json:"-"`                // nil for QEMU machines
+	QEMU      *lab.QEMUMachine  `json:"-"`
 }
 
 // Fleet is a running set of BMCs.
@@ -86,6 +99,39 @@ func Start(cfg Config) (*Fleet, error) {
 		})
 		n++
 	}
+	for i := 0; i < cfg.QEMU; i++ {
+		qc := cfg.QEMUTemplate
+		sim := newSim(n) // for its names only
+		qc.ID, qc.UUID, qc.MACs = sim.ID(), sim.UUID(), sim.MACs()
+		if len(qc.NetDevs) > 0 && strings.Contains(qc.NetDevs[0], "%") {
+			qc.NetDevs = []string{fmt.Sprintf(qc.NetDevs[0], i)}
+		}
+		if cfg.StateDir != "" {
+			qc.StateDir = filepath.Join(cfg.StateDir, qc.ID)
+			if err := os.MkdirAll(qc.StateDir, 0o755); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		qm, err := lab.NewQEMU(qc)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("QEMU machine %d: %w", i, err)
+		}
+		f.closers = append(f.closers, qm.Close)
+		b := ipmibmc.New(qm, ipmibmc.Options{User: cfg.User, Password: cfg.Password, Log: cfg.Log})
+		addr, err := b.Start(net.JoinHostPort(cfg.Host, "0"))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("IPMI BMC of QEMU machine %d: %w", i, err)
+		}
+		f.closers = append(f.closers, b.Close)
+		f.Machines = append(f.Machines, Machine{
+			Hostname: qc.ID, MAC: qc.MACs[0], PowerType: "ipmi", QEMU: qm,
+			Params: map[string]string{"power_address": addr.String(), "power_user": cfg.User, "power_pass": cfg.Password},
+		})
+		n++
+	}
 	for c := 0; c < cfg.RedfishChassis; c++ {
 		var systems []lab.Machine
 		var sims []*lab.SimMachine
@@ -115,8 +161,9 @@ func Start(cfg Config) (*Fleet, error) {
 // Close stops every BMC.
 func (f *Fleet) Close() error {
 	var errs []error
-	for _, c := range f.closers {
-		errs = append(errs, c())
+	// BMCs first (last started), then the machines behind them.
+	for i := len(f.closers) - 1; i >= 0; i-- {
+		errs = append(errs, f.closers[i]())
 	}
 	f.closers = nil
 	return errors.Join(errs...)
