@@ -51,6 +51,7 @@ type machineJSON struct {
 	PowerDrift     bool              `json:"power_drift"`
 	DriftReason    string            `json:"power_drift_reason"`
 	ObservedPower  string            `json:"power_state_observed"`
+	PowerError     string            `json:"power_error"`
 	ConstraintsMap *struct{}         `json:"constraints_by_type,omitempty"`
 }
 
@@ -173,7 +174,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		j.PowerParams = m.PowerParams
 	}
 	j.DriftPolicy, j.PowerDrift, j.DriftReason = string(m.DriftPolicy), m.Watch.Drift, m.Watch.Reason
-	j.ObservedPower = string(m.Watch.Observed)
+	j.ObservedPower, j.PowerError = string(m.Watch.Observed), m.Watch.ReadError
 	sort.Strings(j.TagNames)
 	return j
 }
