@@ -1,0 +1,35 @@
+package machine
+
+// BootPurpose is what a machine that network-boots should be given.
+type BootPurpose string
+
+const (
+	// BootEnlist is for machines Anvil does not know: the ephemeral
+	// environment, which asks whether it is known before enlisting.
+	BootEnlist BootPurpose = "enlist"
+	// BootEphemeral runs the ephemeral environment for a phase Anvil
+	// drives (commissioning, testing, erasing, rescue).
+	BootEphemeral BootPurpose = "ephemeral"
+	// BootInstall runs the ephemeral environment to write an image.
+	BootInstall BootPurpose = "install"
+	// BootLocal boots the machine's own disk.
+	BootLocal BootPurpose = "local"
+	// BootPowerOff tells the firmware there is nothing to boot; the
+	// machine should be off.
+	BootPowerOff BootPurpose = "poweroff"
+)
+
+// PurposeOf decides a known machine's boot by its status, as MAAS does:
+// phases Anvil drives in the ephemeral environment netboot it, deploying
+// installs, deployed boots its disk, and anything else should be off.
+func PurposeOf(s Status) BootPurpose {
+	switch s {
+	case New, Commissioning, Testing, Releasing, DiskErasing, EnteringRescueMode, RescueMode:
+		return BootEphemeral
+	case Deploying:
+		return BootInstall
+	case Deployed:
+		return BootLocal
+	}
+	return BootPowerOff
+}
