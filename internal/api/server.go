@@ -69,6 +69,7 @@ func (s *Server) routes() {
 	s.handle("tags/", s.tagsRoutes()...)
 	s.handle("tags/{id}/", s.tagRoutes()...)
 	s.handle("events/", s.eventsRoutes()...)
+	s.handle("rack/", s.rackRoutes()...)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "Unknown API endpoint: "+r.URL.Path)
 	})

@@ -63,6 +63,7 @@ type Server struct {
 	Service *region.Service
 	http    *http.Server
 	cancel  context.CancelFunc
+	dataDir string
 	loops   sync.WaitGroup
 	done    chan error
 }
@@ -102,7 +103,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	bg, cancel := context.WithCancel(context.Background())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
-	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, done: make(chan error, 1)}
+	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
 	s.loops.Add(3)
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
@@ -116,6 +117,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}()
 	return s, nil
 }
+
+// DataDir is where this server keeps its data.
+func (s *Server) DataDir() string { return s.dataDir }
 
 // Wait blocks until the HTTP server stops by itself (an error) or ctx ends.
 func (s *Server) Wait(ctx context.Context) error {

@@ -1,0 +1,185 @@
+package rack
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Cache is the rack's view of the machines, indexed for boot lookups.
+type Cache struct {
+	mu     sync.RWMutex
+	byID   map[string]*Entry
+	byMAC  map[string]*Entry
+	byUUID map[string]*Entry
+	// staged collects a snapshot being received after Reset, so that
+	// lookups keep answering from the old view until it is complete.
+	staged map[string]*Entry
+	path   string
+	dirty  bool
+}
+
+// NewCache returns an empty cache that persists to path ("" for memory
+// only).
+func NewCache(path string) *Cache {
+	return &Cache{byID: map[string]*Entry{}, byMAC: map[string]*Entry{}, byUUID: map[string]*Entry{}, path: path}
+}
+
+// ByMAC finds a machine by any of its MACs (normalised lower-case colon
+// form).
+func (c *Cache) ByMAC(mac string) (Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.byMAC[strings.ToLower(mac)]
+	if !ok {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+// ByUUID finds a machine by its SMBIOS UUID.
+func (c *Cache) ByUUID(uuid string) (Entry, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	e, ok := c.byUUID[strings.ToLower(uuid)]
+	if !ok {
+		return Entry{}, false
+	}
+	return *e, true
+}
+
+// Len is the number of machines known.
+func (c *Cache) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.byID)
+}
+
+// Apply takes one change from the region.
+func (c *Cache) Apply(ch Change) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case ch.Reset:
+		c.staged = map[string]*Entry{}
+	case ch.Synced:
+		if c.staged != nil {
+			c.replaceLocked(c.staged)
+			c.staged = nil
+		}
+	case ch.Upsert != nil:
+		e := *ch.Upsert
+		if c.staged != nil {
+			c.staged[e.SystemID] = &e
+			return
+		}
+		c.removeLocked(e.SystemID)
+		c.addLocked(&e)
+	case ch.Delete != "":
+		if c.staged != nil {
+			delete(c.staged, ch.Delete)
+			return
+		}
+		c.removeLocked(ch.Delete)
+	}
+	c.dirty = true
+}
+
+func (c *Cache) replaceLocked(all map[string]*Entry) {
+	c.byID, c.byMAC, c.byUUID = map[string]*Entry{}, map[string]*Entry{}, map[string]*Entry{}
+	for _, e := range all {
+		c.addLocked(e)
+	}
+}
+
+func (c *Cache) addLocked(e *Entry) {
+	c.byID[e.SystemID] = e
+	for _, m := range e.MACs {
+		c.byMAC[strings.ToLower(m)] = e
+	}
+	if e.UUID != "" {
+		c.byUUID[strings.ToLower(e.UUID)] = e
+	}
+}
+
+func (c *Cache) removeLocked(id string) {
+	old, ok := c.byID[id]
+	if !ok {
+		return
+	}
+	delete(c.byID, id)
+	for _, m := range old.MACs {
+		if c.byMAC[strings.ToLower(m)] == old {
+			delete(c.byMAC, strings.ToLower(m))
+		}
+	}
+	if old.UUID != "" && c.byUUID[strings.ToLower(old.UUID)] == old {
+		delete(c.byUUID, strings.ToLower(old.UUID))
+	}
+}
+
+// Save writes the cache to disk if it changed, atomically, so that a rack
+// restarted while the region is down still knows its machines.
+func (c *Cache) Save() error {
+	c.mu.Lock()
+	if c.path == "" || !c.dirty {
+		c.mu.Unlock()
+		return nil
+	}
+	entries := make([]Entry, 0, len(c.byID))
+	for _, e := range c.byID {
+		entries = append(entries, *e)
+	}
+	c.dirty = false
+	c.mu.Unlock()
+	b, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".cache-*")
+	if err != nil {
+		return fmt.Errorf("save boot cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("save boot cache: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("save boot cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), c.path)
+}
+
+// Load reads what Save wrote; a missing file is an empty cache.
+func (c *Cache) Load() error {
+	if c.path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load boot cache: %w", err)
+	}
+	var entries []Entry
+	if err := json.Unmarshal(b, &entries); err != nil {
+		return fmt.Errorf("load boot cache %s: %w", c.path, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	all := map[string]*Entry{}
+	for i := range entries {
+		all[entries[i].SystemID] = &entries[i]
+	}
+	c.replaceLocked(all)
+	return nil
+}

@@ -1,0 +1,47 @@
+// Package rack is the rack's side of network boot: a cache of what it needs
+// to answer a booting machine (MAC and SMBIOS UUID → machine, status, boot
+// purpose), kept in memory and on local disk, fed by a stream from the
+// region. The rack answers boots from this cache alone, so a known machine
+// gets its per-MAC answer in microseconds even while the region is slow or
+// down: the root cause of a deploying machine booting the enlistment
+// environment in MAAS was a per-MAC answer that waited on the region.
+package rack
+
+import "github.com/anvilmetal/anvil/internal/machine"
+
+// Entry is what the rack knows of one machine.
+type Entry struct {
+	SystemID string              `json:"system_id"`
+	Hostname string              `json:"hostname"`
+	Domain   string              `json:"domain"`
+	Arch     string              `json:"architecture"`
+	Status   machine.Status      `json:"status"`
+	Purpose  machine.BootPurpose `json:"purpose"`
+	MACs     []string            `json:"macs"`
+	UUID     string              `json:"hardware_uuid,omitempty"`
+	OSystem  string              `json:"osystem,omitempty"`
+	Series   string              `json:"distro_series,omitempty"`
+	Version  int64               `json:"version"`
+}
+
+// EntryOf derives a machine's entry; the purpose is the domain's decision.
+func EntryOf(m *machine.Machine) Entry {
+	e := Entry{
+		SystemID: m.SystemID, Hostname: m.Hostname, Domain: m.Domain, Arch: m.Architecture,
+		Status: m.Status, Purpose: machine.PurposeOf(m.Status), UUID: m.HardwareUUID,
+		OSystem: m.OSystem, Series: m.DistroSeries, Version: m.Version,
+	}
+	for _, i := range m.Interfaces {
+		e.MACs = append(e.MACs, i.MAC)
+	}
+	return e
+}
+
+// Change is one message of the region's stream: an entry to add or
+// replace, or a machine to forget.
+type Change struct {
+	Upsert *Entry `json:"upsert,omitempty"`
+	Delete string `json:"delete,omitempty"`
+	Reset  bool   `json:"reset,omitempty"`  // a full snapshot follows; forget what is not in it
+	Synced bool   `json:"synced,omitempty"` // the snapshot is complete
+}
