@@ -70,6 +70,10 @@ func (s *Server) routes() {
 	s.handle("tags/{id}/", s.tagRoutes()...)
 	s.handle("events/", s.eventsRoutes()...)
 	s.handle("rack/", s.rackRoutes()...)
+	s.handle("subnets/", s.subnetsRoutes()...)
+	s.handle("subnets/{id}/", s.subnetRoutes()...)
+	s.handle("ipranges/", s.ipRangesRoutes()...)
+	s.handle("ipranges/{id}/", s.ipRangeRoutes()...)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "Unknown API endpoint: "+r.URL.Path)
 	})

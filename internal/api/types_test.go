@@ -17,3 +17,5 @@ func randomMAC() string {
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("52:%02x:%02x:%02x:%02x:%02x", b[0], b[1], b[2], b[3], b[4])
 }
+
+func itoaT(i int64) string { return fmt.Sprint(i) }

@@ -84,6 +84,38 @@ type Tag struct {
 	KernelOpts string
 }
 
+// Subnet is a network Anvil may serve DHCP on.
+type Subnet struct {
+	ID           int64
+	Name         string
+	CIDR         string // canonical, e.g. 192.0.2.0/24
+	Gateway      string
+	DNSServers   []string
+	Domain       string
+	DHCP         bool // Anvil hands out addresses here
+	LeaseSeconds int
+}
+
+// IPRange is a range of a subnet: "dynamic" for DHCP to hand out,
+// "reserved" never to hand out.
+type IPRange struct {
+	ID       int64
+	SubnetID int64
+	Type     string
+	Start    string
+	End      string
+	Comment  string
+}
+
+// Lease is one DHCP lease.
+type Lease struct {
+	MAC      string
+	IP       string
+	Hostname string
+	Expires  time.Time
+	Updated  time.Time
+}
+
 // MachineFilter selects machines; empty fields do not filter. Values within
 // one field are alternatives (OR); fields combine with AND.
 type MachineFilter struct {
@@ -211,6 +243,24 @@ type Store interface {
 	CreatePool(ctx context.Context, p Pool) (Pool, error)
 	UpdatePool(ctx context.Context, name string, p Pool) (Pool, error)
 	DeletePool(ctx context.Context, name string) error
+
+	// Subnets and ranges. Names and CIDRs are unique (ConflictError);
+	// deleting a subnet deletes its ranges.
+	ListSubnets(ctx context.Context) ([]Subnet, error)
+	GetSubnet(ctx context.Context, id int64) (Subnet, error)
+	CreateSubnet(ctx context.Context, s Subnet) (Subnet, error)
+	UpdateSubnet(ctx context.Context, s Subnet) (Subnet, error)
+	DeleteSubnet(ctx context.Context, id int64) error
+	ListIPRanges(ctx context.Context) ([]IPRange, error)
+	CreateIPRange(ctx context.Context, r IPRange) (IPRange, error)
+	DeleteIPRange(ctx context.Context, id int64) error
+
+	// DHCP leases. PutLease stores a MAC's lease; an address held by
+	// another MAC's unexpired lease is a *ConflictError naming that MAC.
+	PutLease(ctx context.Context, l Lease) error
+	GetLease(ctx context.Context, mac string) (Lease, error)
+	ListLeases(ctx context.Context) ([]Lease, error)
+	DeleteLease(ctx context.Context, mac string) error
 
 	// Pool drift policies: the default power drift policy of machines in
 	// a pool that have none of their own. Setting one bumps the version of

@@ -36,6 +36,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerLeases", testPowerLeases},
 		{"PowerClaimsConcurrent", testPowerClaimsConcurrent},
 		{"Leases", testLeases},
+		{"Subnets", testSubnets},
+		{"DHCPLeases", testLeases2},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},

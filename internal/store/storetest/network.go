@@ -1,0 +1,82 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+func testSubnets(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	sn, err := s.CreateSubnet(ctx, store.Subnet{Name: "lab", CIDR: "192.0.2.0/24", Gateway: "192.0.2.1", DNSServers: []string{"192.0.2.1", "192.0.2.2"}, DHCP: true, LeaseSeconds: 600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSubnet(ctx, store.Subnet{Name: "other", CIDR: "192.0.2.0/24"}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("duplicate CIDR: %v", err)
+	}
+	r, err := s.CreateIPRange(ctx, store.IPRange{SubnetID: sn.ID, Type: "dynamic", Start: "192.0.2.100", End: "192.0.2.199"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateIPRange(ctx, store.IPRange{SubnetID: 9999, Type: "dynamic", Start: "1", End: "2"}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("range of unknown subnet: %v", err)
+	}
+	got, err := s.GetSubnet(ctx, sn.ID)
+	if err != nil || len(got.DNSServers) != 2 || !got.DHCP || got.LeaseSeconds != 600 {
+		t.Fatalf("subnet reads %+v %v", got, err)
+	}
+	got.DHCP = false
+	if _, err := s.UpdateSubnet(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.ListIPRanges(ctx)
+	if err != nil || len(rs) != 1 || rs[0].ID != r.ID {
+		t.Fatalf("ranges %+v %v", rs, err)
+	}
+	if err := s.DeleteSubnet(ctx, sn.ID); err != nil {
+		t.Fatal(err)
+	}
+	if rs, _ := s.ListIPRanges(ctx); len(rs) != 0 {
+		t.Fatalf("ranges outlived their subnet: %+v", rs)
+	}
+}
+
+func testLeases2(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	now := time.Now()
+	put := func(mac, ip string, exp time.Time) error {
+		return s.PutLease(ctx, store.Lease{MAC: mac, IP: ip, Expires: exp, Updated: now})
+	}
+	if err := put("52:54:00:00:00:01", "192.0.2.100", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var ce *store.ConflictError
+	if err := put("52:54:00:00:00:02", "192.0.2.100", now.Add(time.Hour)); !errors.As(err, &ce) || ce.Holder != "52:54:00:00:00:01" {
+		t.Fatalf("second client on a leased address: %v", err)
+	}
+	// Renewal with a new address moves the lease.
+	if err := put("52:54:00:00:00:01", "192.0.2.101", now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("52:54:00:00:00:02", "192.0.2.100", now.Add(time.Hour)); err != nil {
+		t.Fatalf("freed address: %v", err)
+	}
+	// An expired lease is taken over.
+	if err := put("52:54:00:00:00:03", "192.0.2.102", now.Add(-time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := put("52:54:00:00:00:04", "192.0.2.102", now.Add(time.Hour)); err != nil {
+		t.Fatalf("expired lease not taken over: %v", err)
+	}
+	ls, err := s.ListLeases(ctx)
+	if err != nil || len(ls) != 3 {
+		t.Fatalf("leases %+v %v", ls, err)
+	}
+	if l, err := s.GetLease(ctx, "52:54:00:00:00:01"); err != nil || l.IP != "192.0.2.101" {
+		t.Fatalf("lease reads %+v %v", l, err)
+	}
+}
