@@ -7,12 +7,88 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
 func (s *Server) rackRoutes() []route {
-	return []route{get("boot_stream", adminOnly, s.bootStream)}
+	return []route{
+		get("boot_stream", adminOnly, s.bootStream),
+		post("boot_events", adminOnly, s.bootEvents),
+	}
+}
+
+// bootEvents records what a rack saw of boots: on the machine that owns
+// the MAC (or SMBIOS UUID), else as a discovery of an unknown machine.
+func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
+	var evs []rack.BootEvent
+	if err := json.Unmarshal([]byte(r.form.Get("events")), &evs); err != nil {
+		return badField("events", "must be a JSON array of boot events: %v", err)
+	}
+	if len(evs) > 1000 {
+		return badField("events", "at most 1000 events per request")
+	}
+	var macs []string
+	for i, e := range evs {
+		mac, err := machine.NormaliseMAC(e.MAC)
+		if err != nil {
+			return badField("events", "event %d: %v", i, err)
+		}
+		evs[i].MAC = mac
+		macs = append(macs, mac)
+	}
+	ms, err := s.store.ListMachines(r.Context(), store.MachineFilter{MACs: macs})
+	if err != nil {
+		return err
+	}
+	owner := map[string]*machine.Machine{}
+	for i := range ms {
+		for _, ifc := range ms[i].Interfaces {
+			owner[ifc.MAC] = &ms[i]
+		}
+	}
+	var known []machine.Event
+	for _, e := range evs {
+		at := e.At
+		if at.IsZero() || at.After(time.Now().Add(time.Minute)) {
+			at = time.Now()
+		}
+		if m := owner[e.MAC]; m != nil {
+			known = append(known, machine.Event{
+				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Boot " + truncate(e.Kind, 20), Level: machine.LevelInfo,
+				Description: truncate(e.Detail, 500), Created: at.UTC(),
+			})
+			continue
+		}
+		if err := s.store.NoteDiscovery(r.Context(), store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}); err != nil {
+			return err
+		}
+	}
+	if len(known) > 0 {
+		if err := s.store.AppendEvents(r.Context(), known...); err != nil {
+			return err
+		}
+		s.svc.Hub.Notify()
+	}
+	writeJSON(w, http.StatusOK, map[string]int{"recorded": len(known), "discovered": len(evs) - len(known)})
+	return nil
+}
+
+func (s *Server) discoveriesRoutes() []route {
+	return []route{get("", authenticated, func(w http.ResponseWriter, r *request) error {
+		ds, err := s.store.ListDiscoveries(r.Context())
+		if err != nil {
+			return err
+		}
+		out := make([]map[string]any, 0, len(ds))
+		for _, d := range ds {
+			out = append(out, map[string]any{"mac_address": d.MAC, "ip": d.IP, "first_seen": d.FirstSeen.UTC().Format(time.RFC3339),
+				"last_seen": d.LastSeen.UTC().Format(time.RFC3339), "seen": d.Seen, "last_seen_doing": d.LastWhat})
+		}
+		writeJSON(w, http.StatusOK, out)
+		return nil
+	})}
 }
 
 // bootStream sends a rack everything it needs to answer boots: a full

@@ -70,6 +70,7 @@ func (s *Server) routes() {
 	s.handle("tags/{id}/", s.tagRoutes()...)
 	s.handle("events/", s.eventsRoutes()...)
 	s.handle("rack/", s.rackRoutes()...)
+	s.handle("discoveries/", s.discoveriesRoutes()...)
 	s.handle("subnets/", s.subnetsRoutes()...)
 	s.handle("subnets/{id}/", s.subnetRoutes()...)
 	s.handle("ipranges/", s.ipRangesRoutes()...)

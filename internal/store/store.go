@@ -116,6 +116,17 @@ type Lease struct {
 	Updated  time.Time
 }
 
+// Discovery is a MAC that tried to boot or get an address and belongs to
+// no machine.
+type Discovery struct {
+	MAC       string
+	IP        string
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Seen      int64
+	LastWhat  string
+}
+
 // MachineFilter selects machines; empty fields do not filter. Values within
 // one field are alternatives (OR); fields combine with AND.
 type MachineFilter struct {
@@ -261,6 +272,11 @@ type Store interface {
 	GetLease(ctx context.Context, mac string) (Lease, error)
 	ListLeases(ctx context.Context) ([]Lease, error)
 	DeleteLease(ctx context.Context, mac string) error
+
+	// Discoveries: NoteDiscovery records a sighting of an unknown MAC.
+	NoteDiscovery(ctx context.Context, d Discovery) error
+	ListDiscoveries(ctx context.Context) ([]Discovery, error)
+	DeleteDiscovery(ctx context.Context, mac string) error
 
 	// Pool drift policies: the default power drift policy of machines in
 	// a pool that have none of their own. Setting one bumps the version of

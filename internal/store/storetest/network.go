@@ -80,3 +80,22 @@ func testLeases2(t *testing.T, s store.Store) {
 		t.Fatalf("lease reads %+v %v", l, err)
 	}
 }
+
+func testDiscoveries(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i := 0; i < 3; i++ {
+		if err := s.NoteDiscovery(ctx, store.Discovery{MAC: "52:54:00:99:00:01", LastWhat: "tftp pxelinux.cfg/01-52-54-00-99-00-01"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.NoteDiscovery(ctx, store.Discovery{MAC: "52:54:00:99:00:01", IP: "192.0.2.120", LastWhat: "dhcp offer"}); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.ListDiscoveries(ctx)
+	if err != nil || len(ds) != 1 || ds[0].Seen != 4 || ds[0].IP != "192.0.2.120" || ds[0].LastWhat != "dhcp offer" {
+		t.Fatalf("discoveries %+v %v", ds, err)
+	}
+	if err := s.DeleteDiscovery(ctx, "52:54:00:99:00:01"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
 		{"DHCPLeases", testLeases2},
+		{"Discoveries", testDiscoveries},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},

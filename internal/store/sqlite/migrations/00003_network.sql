@@ -32,7 +32,19 @@ CREATE TABLE dhcp_leases (
     updated   INTEGER NOT NULL
 );
 
+-- MACs that asked to boot or for an address and belong to no machine, as
+-- MAAS's network discovery lists them.
+CREATE TABLE discoveries (
+    mac        TEXT PRIMARY KEY,
+    ip         TEXT NOT NULL DEFAULT '',
+    first_seen INTEGER NOT NULL,
+    last_seen  INTEGER NOT NULL,
+    seen       INTEGER NOT NULL DEFAULT 1,
+    last_what  TEXT NOT NULL DEFAULT ''
+);
+
 -- +goose Down
+DROP TABLE discoveries;
 DROP TABLE dhcp_leases;
 DROP TABLE ipranges;
 DROP TABLE subnets;

@@ -1,0 +1,44 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// NoteDiscovery upserts a sighting: the first time sets first_seen, later
+// ones count up and move last_seen.
+func (s *Store) NoteDiscovery(ctx context.Context, d store.Discovery) error {
+	at := s.tv(s.orNow(d.LastSeen))
+	_, err := s.conn(s.write).exec(ctx, `INSERT INTO discoveries (mac, ip, first_seen, last_seen, seen, last_what)
+		VALUES (?, ?, ?, ?, 1, ?)
+		ON CONFLICT (mac) DO UPDATE SET ip = CASE WHEN excluded.ip <> '' THEN excluded.ip ELSE discoveries.ip END,
+		last_seen = excluded.last_seen, seen = discoveries.seen + 1, last_what = excluded.last_what`,
+		d.MAC, d.IP, at, at, d.LastWhat)
+	if err != nil {
+		return fmt.Errorf("note discovery %s: %w", d.MAC, err)
+	}
+	return nil
+}
+
+func (s *Store) ListDiscoveries(ctx context.Context) ([]store.Discovery, error) {
+	var out []store.Discovery
+	err := eachRow(ctx, s.conn(s.read), `SELECT mac, ip, first_seen, last_seen, seen, last_what FROM discoveries ORDER BY last_seen DESC`, nil,
+		func(r *sql.Rows) error {
+			var d store.Discovery
+			err := r.Scan(&d.MAC, &d.IP, timeDest{&d.FirstSeen}, timeDest{&d.LastSeen}, &d.Seen, &d.LastWhat)
+			out = append(out, d)
+			return err
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list discoveries: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) DeleteDiscovery(ctx context.Context, mac string) error {
+	_, err := s.conn(s.write).exec(ctx, `DELETE FROM discoveries WHERE mac = ?`, mac)
+	return err
+}
