@@ -1,0 +1,105 @@
+package rack
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/boot"
+	"github.com/anvilmetal/anvil/internal/boot/bootcfg"
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// BootSource answers boot file requests from the cache: per-machine
+// configs rendered for the machine's purpose, the default config (the
+// enlistment environment) for everything else, and plain files (loaders,
+// kernels, images) from disk. It never waits on the region.
+type BootSource struct {
+	Cache  *Cache
+	Files  boot.Source // loaders, kernels and images
+	Report *Reporter   // may be nil
+	// HTTPBase is the rack's boot HTTP server as machines reach it
+	// ("http://192.0.2.1:5248"): kernels and initrds are fetched from it.
+	HTTPBase string
+	// MetadataURL is the region's metadata API, given to the ephemeral
+	// environment on its kernel command line.
+	MetadataURL string
+	// Kernel and Initrd are the ephemeral environment's files, relative to
+	// Files.
+	Kernel, Initrd string
+	// ExtraParams go on every kernel command line (console=ttyS0,115200).
+	ExtraParams []string
+	Now         func() time.Time
+}
+
+// Open implements boot.Source.
+func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot.File, error) {
+	req, err := bootcfg.Parse(name)
+	if err != nil {
+		return boot.File{}, fmt.Errorf("%w: %v", boot.ErrBadName, err)
+	}
+	switch {
+	case req.Kind == bootcfg.File:
+		return s.Files.Open(ctx, req.Path, c)
+	case req.Kind == bootcfg.GRUB && req.Top:
+		return file(bootcfg.GRUBTop(), s.now()), nil
+	case req.Fallthrough():
+		return boot.File{}, boot.ErrNotFound
+	}
+	if !req.PerMachine() {
+		return s.render(req, bootcfg.Params{Purpose: machine.BootEnlist, Arch: req.Arch}, nil)
+	}
+	e, ok := s.Cache.ByMAC(req.MAC)
+	if !ok && req.UUID != "" {
+		e, ok = s.Cache.ByUUID(req.UUID)
+	}
+	if !ok {
+		// Unknown: not found, so the firmware falls back to the default
+		// config; the region lists the MAC as a discovery.
+		s.report(req.MAC, req.UUID, c, fmt.Sprintf("asked for %s: unknown machine, firmware falls back to the default", req.Path))
+		return boot.File{}, boot.ErrNotFound
+	}
+	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
+	return s.render(req, p, &e)
+}
+
+func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (boot.File, error) {
+	if p.Purpose == machine.BootEnlist || p.Purpose == machine.BootEphemeral || p.Purpose == machine.BootInstall {
+		p.KernelURL, p.InitrdURL = s.HTTPBase+"/"+s.Kernel, s.HTTPBase+"/"+s.Initrd
+		p.KernelParams = append(append([]string(nil), s.ExtraParams...), "anvil.purpose="+string(p.Purpose))
+		if s.MetadataURL != "" {
+			p.KernelParams = append(p.KernelParams, "anvil.url="+s.MetadataURL)
+		}
+	}
+	b, err := bootcfg.Render(req.Kind, p)
+	if err != nil {
+		return boot.File{}, err
+	}
+	if e != nil {
+		s.report(req.MAC, req.UUID, boot.Client{}, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
+	}
+	return file(b, s.now()), nil
+}
+
+func (s *BootSource) report(mac, uuid string, c boot.Client, detail string) {
+	if s.Report == nil || mac == "" {
+		return
+	}
+	ip := ""
+	if c.Addr.IsValid() {
+		ip = c.Addr.Addr().String()
+	}
+	s.Report.Add(BootEvent{MAC: mac, UUID: uuid, IP: ip, Kind: "config", Detail: detail, At: s.now()})
+}
+
+func (s *BootSource) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func file(b []byte, at time.Time) boot.File {
+	return boot.File{ReadSeeker: bytes.NewReader(b), Size: int64(len(b)), ModTime: at}
+}
