@@ -36,6 +36,9 @@ func serveCmd() *cobra.Command {
 		level   string
 		poll    time.Duration
 		workers int
+		tftp    string
+		bhttp   string
+		bootURL string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -51,8 +54,9 @@ func serveCmd() *cobra.Command {
 			t0 := time.Now()
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
-				Monitor: region.MonitorConfig{Interval: poll},
-				Power:   power.Config{Workers: workers},
+				Monitor:  region.MonitorConfig{Interval: poll},
+				Power:    power.Config{Workers: workers},
+				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
 			})
 			if err != nil {
 				return err
@@ -75,6 +79,9 @@ func serveCmd() *cobra.Command {
 	c.Flags().DurationVar(&timeout, "status-timeout", 30*time.Minute, "how long a monitored status (commissioning, deploying, ...) may go without progress before it fails")
 	c.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	c.Flags().DurationVar(&poll, "power-poll-interval", 5*time.Minute, "how often the power monitor queries each machine's BMC (spread evenly over the interval)")
+	c.Flags().StringVar(&tftp, "tftp-listen", ":69", "TFTP address of the rack in this process (empty: no TFTP)")
+	c.Flags().StringVar(&bhttp, "boot-http-listen", ":5248", "HTTP boot address of the rack in this process (empty: no HTTP boot)")
+	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: from --boot-http-listen)")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	return c
 }

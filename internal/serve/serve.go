@@ -10,6 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/power/ipmi"
 	"github.com/anvilmetal/anvil/internal/power/redfish"
 	"github.com/anvilmetal/anvil/internal/power/webhook"
+	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/secret"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -41,6 +45,11 @@ type Config struct {
 	Power power.Config
 	// Monitor tunes the power monitor (poll interval, back-off).
 	Monitor region.MonitorConfig
+	// TFTPAddr and BootHTTPAddr, when set, run a rack in this process:
+	// TFTP and HTTP boot answered from a cache this region feeds.
+	TFTPAddr, BootHTTPAddr string
+	// BootHTTPURL is the boot HTTP server as machines reach it.
+	BootHTTPURL string
 	// DriftGrace, when set, replaces how long after a power action a
 	// disagreeing reading is expected rather than drift.
 	DriftGrace time.Duration
@@ -61,6 +70,7 @@ type Server struct {
 	Addr    net.Addr // where the API listens
 	Store   store.Store
 	Service *region.Service
+	Rack    *rack.Rack // nil when this process runs no rack
 	http    *http.Server
 	cancel  context.CancelFunc
 	dataDir string
@@ -108,6 +118,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
+	if cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "" {
+		if err := s.startRack(ctx, cfg); err != nil {
+			// The API is up; a rack that cannot bind (port 69 without
+			// root) is reported, not fatal.
+			cfg.Log.Error("rack not started", "err", err)
+		}
+	}
 	go func() {
 		err := hs.Serve(ln)
 		if errors.Is(err, http.ErrServerClosed) {
@@ -116,6 +133,49 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.done <- err
 	}()
 	return s, nil
+}
+
+// startRack runs a rack in this process, following this region over
+// loopback with a key of its own kept in the data directory.
+func (s *Server) startRack(ctx context.Context, cfg Config) error {
+	key, err := rackKey(ctx, s.Store, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	r, err := rack.Start(context.Background(), rack.Config{
+		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
+		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, Log: cfg.Log,
+	})
+	if err != nil {
+		return err
+	}
+	s.Rack = r
+	return nil
+}
+
+// rackKey returns the in-process rack's API key, creating the "rack" user
+// and key on first use. The key file is private to the data directory.
+func rackKey(ctx context.Context, st store.Store, dataDir string) (string, error) {
+	path := filepath.Join(dataDir, "rack.key")
+	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if _, err := st.EnsureUser(ctx, "rack", true); err != nil {
+		return "", err
+	}
+	tok, err := st.CreateToken(ctx, "rack")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(tok.APIKey()+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return tok.APIKey(), nil
+}
+
+func loopback(a net.Addr) string {
+	_, port, _ := net.SplitHostPort(a.String())
+	return net.JoinHostPort("127.0.0.1", port)
 }
 
 // DataDir is where this server keeps its data.
@@ -137,6 +197,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.cancel()
 	err := s.http.Shutdown(ctx)
 	s.loops.Wait() // power commands in flight finish and report first
+	if s.Rack != nil {
+		_ = s.Rack.Close()
+	}
 	if cerr := s.Store.Close(); err == nil {
 		err = cerr
 	}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/anvilmetal/anvil/internal/rack"
+)
+
+func rackCmd() *cobra.Command {
+	var cfg rack.Config
+	c := &cobra.Command{
+		Use:   "rack",
+		Short: "Run a rack: TFTP and HTTP boot answered from a local cache the region keeps up to date",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if cfg.RegionURL == "" || cfg.APIKey == "" {
+				return fmt.Errorf("--region and --key are required (the key: anvil apikey --username rack on the region)")
+			}
+			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			r, err := rack.Start(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			cfg.Log.Info("rack ready", "tftp", r.TFTP, "http", r.HTTP, "region", cfg.RegionURL, "cached_machines", r.Cache.Len())
+			<-ctx.Done()
+			return r.Close()
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.RegionURL, "region", "", "the region's URL, http://host:5240/MAAS/")
+	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "API key the rack uses (or $ANVIL_RACK_KEY)")
+	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
+	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
+	f.StringVar(&cfg.HTTPAddr, "boot-http-listen", ":5248", "HTTP boot address (empty: off)")
+	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248")
+	f.StringVar(&cfg.MetadataURL, "metadata-url", "", "the region's metadata API as machines reach it (default: from --region)")
+	return c
+}
