@@ -31,6 +31,11 @@ type Config struct {
 	// default derived from RegionURL.
 	MetadataURL string
 	Log         *slog.Logger
+	// TFTPConn and HTTPListener, when set, are used instead of listening
+	// on TFTPAddr and HTTPAddr (tests open them inside a network
+	// namespace).
+	TFTPConn     net.PacketConn
+	HTTPListener net.Listener
 }
 
 // Rack is a running rack.
@@ -79,22 +84,26 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 			cfg.Log.Debug("boot file refused", "name", fmt.Sprintf("%q", name), "client", c.Addr, "err", err)
 		}
 	}
-	if cfg.TFTPAddr != "" {
-		pc, err := net.ListenPacket("udp", cfg.TFTPAddr)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("tftp: %w", err)
+	if cfg.TFTPAddr != "" || cfg.TFTPConn != nil {
+		pc := cfg.TFTPConn
+		if pc == nil {
+			if pc, err = net.ListenPacket("udp", cfg.TFTPAddr); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("tftp: %w", err)
+			}
 		}
 		r.TFTP = pc.LocalAddr()
 		t := tftpd.New(r.Source, tftpd.Options{Observer: obs})
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
-	if cfg.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
-			r.Close()
-			return nil, fmt.Errorf("boot http: %w", err)
+	if cfg.HTTPAddr != "" || cfg.HTTPListener != nil {
+		ln := cfg.HTTPListener
+		if ln == nil {
+			if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+				r.Close()
+				return nil, fmt.Errorf("boot http: %w", err)
+			}
 		}
 		r.HTTP = ln.Addr()
 		if r.Source.HTTPBase == "" {

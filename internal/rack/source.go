@@ -44,6 +44,8 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return s.Files.Open(ctx, req.Path, c)
 	case req.Kind == bootcfg.GRUB && req.Top:
 		return file(bootcfg.GRUBTop(), s.now()), nil
+	case req.Kind == bootcfg.IPXE && req.Path == "ipxe.cfg":
+		return file(s.ipxeTop(), s.now()), nil
 	case req.Fallthrough():
 		return boot.File{}, boot.ErrNotFound
 	}
@@ -80,6 +82,16 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 		s.report(req.MAC, req.UUID, boot.Client{}, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
 	}
 	return file(b, s.now()), nil
+}
+
+// ipxeTop is what DHCP hands iPXE: it asks for the machine's own config
+// and falls back to the default one, as firmware does with PXELINUX and
+// GRUB's files (a bare iPXE script URL has no fall-back of its own).
+func (s *BootSource) ipxeTop() []byte {
+	return []byte("#!ipxe\n" +
+		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-${mac} ||\n" +
+		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-default-${buildarch} ||\n" +
+		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-default-amd64\n")
 }
 
 func (s *BootSource) report(mac, uuid string, c boot.Client, detail string) {
