@@ -8,7 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages the tests drive as real peers.
-PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2)
+PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2
+  isc-dhcp-client kea-admin busybox-static linux-image-amd64 cpio tftp-hpa atftp)
 
 need=()
 for p in "${PACKAGES[@]}"; do

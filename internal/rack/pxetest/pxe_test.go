@@ -1,0 +1,205 @@
+package pxetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/lab"
+	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/serve"
+	"github.com/anvilmetal/anvil/internal/testutil/initramfs"
+	"github.com/anvilmetal/anvil/internal/testutil/netns"
+)
+
+// initScript reports the purpose Anvil rendered onto the kernel command
+// line, then powers the machine off.
+const initScript = `#!/bin/sh
+/bin/mount -t devtmpfs devtmpfs /dev
+/bin/mount -t proc proc /proc
+for w in $(cat /proc/cmdline); do case $w in anvil.purpose=*) p=${w#anvil.purpose=};; esac; done
+echo "ANVIL-BOOT-OK purpose=$p" > /dev/console
+echo "ANVIL-BOOT-OK purpose=$p" > /dev/ttyS0
+/bin/poweroff -f
+`
+
+func kernel(t *testing.T) string {
+	ks, _ := filepath.Glob("/boot/vmlinuz-*")
+	if len(ks) == 0 {
+		t.Skip("no kernel in /boot (package linux-image-amd64; scripts/test.sh installs it)")
+	}
+	return ks[len(ks)-1]
+}
+
+// TestPXEBootFromAnvil: an unknown machine gets the default (enlist)
+// config; a known machine gets its own config, even with the region
+// stopped; both load Anvil's kernel and initrd over HTTP and run /init.
+func TestPXEBootFromAnvil(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots QEMU machines")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 is not installed")
+	}
+	kern := kernel(t)
+	ns := netns.New(t, fmt.Sprintf("anvpxe%d", os.Getpid()))
+	ns.Bridge("br0", "192.0.2.1/24", "tap0", "tap1")
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	// Region, on loopback in the test's own namespace.
+	srv, err := serve.Start(ctx, serve.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	regionUp := true
+	t.Cleanup(func() {
+		if regionUp {
+			_ = srv.Close(ctx)
+		}
+	})
+	key, err := serve.APIKey(ctx, srv.DataDir(), "", "rack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + srv.Addr.String() + "/MAAS/"
+	cl, err := client.New(base, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const knownMAC, unknownMAC = "52:54:00:12:34:56", "52:54:00:65:43:21"
+	if _, err := cl.CreateMachine(ctx, url.Values{"hostname": {"known"}, "mac_addresses": {knownMAC}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Rack, serving inside the namespace.
+	rackDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(rackDir, "boot", "ephemeral"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyTo(t, kern, filepath.Join(rackDir, "boot", "ephemeral", "vmlinuz"))
+	tree, err := initramfs.Busybox(initScript)
+	if err != nil {
+		t.Skip(err)
+	}
+	var rd bytes.Buffer
+	if err := initramfs.Write(&rd, tree); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rackDir, "boot", "ephemeral", "initrd.img"), rd.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var tftpConn net.PacketConn
+	var httpLn net.Listener
+	if err := ns.Do(func() (err error) {
+		if tftpConn, err = net.ListenPacket("udp4", "192.0.2.1:69"); err != nil {
+			return err
+		}
+		httpLn, err = net.Listen("tcp4", "192.0.2.1:5248")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rk, err := rack.Start(ctx, rack.Config{
+		DataDir: rackDir, RegionURL: base, APIKey: key, HTTPBase: "http://192.0.2.1:5248",
+		TFTPConn: tftpConn, HTTPListener: httpLn, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rk.Close() })
+	waitFor(t, "the rack to learn the known machine", 10*time.Second, func() bool { _, ok := rk.Cache.ByMAC(knownMAC); return ok })
+
+	// DHCP, inside the namespace on the bridge.
+	d, err := dhcp.NewServer(dhcp.Config{
+		Subnets: []dhcp.Subnet{{
+			CIDR: netip.MustParsePrefix("192.0.2.0/24"), Enabled: true,
+			Dynamic: []dhcp.Range{{Start: netip.MustParseAddr("192.0.2.100"), End: netip.MustParseAddr("192.0.2.200")}},
+		}},
+		ServerIP: netip.MustParseAddr("192.0.2.1"),
+		Boot:     dhcp.BootFiles{IPXE: "http://{server}:5248/ipxe.cfg"},
+	}, dhcp.NewMemStore())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Go(func() { _ = d.ListenAndServe("br0") })
+	t.Cleanup(func() { d.Close() })
+
+	boot := func(name, mac, tap, want string) {
+		t.Helper()
+		m, err := lab.NewQEMU(lab.QEMUConfig{
+			ID: name, UUID: "6f2c1f1e-0000-4000-8000-00000000000" + name[len(name)-1:], MACs: []string{mac},
+			NetDevs: []string{tap}, Netns: ns.Name, Memory: 512, StateDir: t.TempDir(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		if err := m.SetBootDevice("network", true, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.PowerOn(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(4 * time.Minute)
+		for {
+			out, _ := os.ReadFile(m.SerialLog())
+			if strings.Contains(string(out), want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never printed %q; serial console:\n%s", name, want, tail(out, 3000))
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	boot("vm1", unknownMAC, "tap1", "ANVIL-BOOT-OK purpose=enlist")
+
+	// The region stops; the rack still answers the known machine.
+	regionUp = false
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	boot("vm2", knownMAC, "tap0", "ANVIL-BOOT-OK purpose=ephemeral")
+}
+
+func copyTo(t *testing.T, from, to string) {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
