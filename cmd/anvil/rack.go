@@ -41,5 +41,7 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.HTTPAddr, "boot-http-listen", ":5248", "HTTP boot address (empty: off)")
 	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248")
 	f.StringVar(&cfg.MetadataURL, "metadata-url", "", "the region's metadata API as machines reach it (default: from --region)")
+	f.StringVar(&cfg.DHCPInterface, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
+	f.BoolVar(&cfg.DHCPProxy, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
 	return c
 }

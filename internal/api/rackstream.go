@@ -75,6 +75,34 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
+// rackSubnets is the DHCP configuration racks serve.
+func (s *Server) rackSubnets(r *request) ([]rack.Subnet, error) {
+	ss, err := s.store.ListSubnets(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	rs, err := s.store.ListIPRanges(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]rack.Subnet, 0, len(ss))
+	for _, sn := range ss {
+		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: sn.Domain, DHCP: sn.DHCP, LeaseSeconds: sn.LeaseSeconds}
+		for _, ir := range rs {
+			if ir.SubnetID != sn.ID {
+				continue
+			}
+			if ir.Type == "dynamic" {
+				rsn.Dynamic = append(rsn.Dynamic, [2]string{ir.Start, ir.End})
+			} else {
+				rsn.Reserved = append(rsn.Reserved, [2]string{ir.Start, ir.End})
+			}
+		}
+		out = append(out, rsn)
+	}
+	return out, nil
+}
+
 func (s *Server) discoveriesRoutes() []route {
 	return []route{get("", authenticated, func(w http.ResponseWriter, r *request) error {
 		ds, err := s.store.ListDiscoveries(r.Context())
@@ -111,6 +139,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	}
 	sent := map[string]int64{}
 	first := true
+	var sentSubnets string
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
 	poll := time.NewTicker(s.opts.WatchPoll)
@@ -155,6 +184,12 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 				send(rack.Change{Delete: id})
 				delete(sent, id)
 			}
+		}
+		if subnets, err := s.rackSubnets(r); err != nil {
+			return nil
+		} else if b, _ := json.Marshal(subnets); string(b) != sentSubnets {
+			send(rack.Change{Subnets: &subnets})
+			sentSubnets = string(b)
 		}
 		if first {
 			send(rack.Change{Synced: true})

@@ -17,9 +17,29 @@ type Cache struct {
 	byUUID map[string]*Entry
 	// staged collects a snapshot being received after Reset, so that
 	// lookups keep answering from the old view until it is complete.
-	staged map[string]*Entry
-	path   string
-	dirty  bool
+	staged  map[string]*Entry
+	path    string
+	dirty   bool
+	subnets []Subnet
+	// onSubnets is told of a new DHCP configuration.
+	onSubnets func([]Subnet)
+}
+
+// Subnets returns the DHCP configuration last received.
+func (c *Cache) Subnets() []Subnet {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return append([]Subnet(nil), c.subnets...)
+}
+
+// OnSubnets registers fn to be called (outside the lock) when the subnets
+// change, and once at once with the current ones.
+func (c *Cache) OnSubnets(fn func([]Subnet)) {
+	c.mu.Lock()
+	c.onSubnets = fn
+	cur := append([]Subnet(nil), c.subnets...)
+	c.mu.Unlock()
+	fn(cur)
 }
 
 // NewCache returns an empty cache that persists to path ("" for memory
@@ -60,6 +80,16 @@ func (c *Cache) Len() int {
 
 // Apply takes one change from the region.
 func (c *Cache) Apply(ch Change) {
+	if ch.Subnets != nil {
+		c.mu.Lock()
+		c.subnets, c.dirty = append([]Subnet(nil), (*ch.Subnets)...), true
+		fn, cur := c.onSubnets, append([]Subnet(nil), c.subnets...)
+		c.mu.Unlock()
+		if fn != nil {
+			fn(cur)
+		}
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -121,6 +151,12 @@ func (c *Cache) removeLocked(id string) {
 	}
 }
 
+// snapshot is the cache's file format.
+type snapshot struct {
+	Entries []Entry  `json:"entries"`
+	Subnets []Subnet `json:"subnets"`
+}
+
 // Save writes the cache to disk if it changed, atomically, so that a rack
 // restarted while the region is down still knows its machines.
 func (c *Cache) Save() error {
@@ -129,13 +165,13 @@ func (c *Cache) Save() error {
 		c.mu.Unlock()
 		return nil
 	}
-	entries := make([]Entry, 0, len(c.byID))
+	snap := snapshot{Entries: make([]Entry, 0, len(c.byID)), Subnets: c.subnets}
 	for _, e := range c.byID {
-		entries = append(entries, *e)
+		snap.Entries = append(snap.Entries, *e)
 	}
 	c.dirty = false
 	c.mu.Unlock()
-	b, err := json.Marshal(entries)
+	b, err := json.Marshal(snap)
 	if err != nil {
 		return err
 	}
@@ -170,16 +206,17 @@ func (c *Cache) Load() error {
 	if err != nil {
 		return fmt.Errorf("load boot cache: %w", err)
 	}
-	var entries []Entry
-	if err := json.Unmarshal(b, &entries); err != nil {
+	var snap snapshot
+	if err := json.Unmarshal(b, &snap); err != nil {
 		return fmt.Errorf("load boot cache %s: %w", c.path, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	all := map[string]*Entry{}
-	for i := range entries {
-		all[entries[i].SystemID] = &entries[i]
+	for i := range snap.Entries {
+		all[snap.Entries[i].SystemID] = &snap.Entries[i]
 	}
 	c.replaceLocked(all)
+	c.subnets = snap.Subnets
 	return nil
 }

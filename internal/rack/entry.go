@@ -37,6 +37,18 @@ func EntryOf(m *machine.Machine) Entry {
 	return e
 }
 
+// Subnet is a network the rack may serve DHCP on, with its ranges.
+type Subnet struct {
+	CIDR         string      `json:"cidr"`
+	Gateway      string      `json:"gateway,omitempty"`
+	DNS          []string    `json:"dns,omitempty"`
+	Domain       string      `json:"domain,omitempty"`
+	DHCP         bool        `json:"dhcp"`
+	LeaseSeconds int         `json:"lease_seconds"`
+	Dynamic      [][2]string `json:"dynamic,omitempty"`
+	Reserved     [][2]string `json:"reserved,omitempty"`
+}
+
 // Change is one message of the region's stream: an entry to add or
 // replace, or a machine to forget.
 type Change struct {
@@ -44,4 +56,6 @@ type Change struct {
 	Delete string `json:"delete,omitempty"`
 	Reset  bool   `json:"reset,omitempty"`  // a full snapshot follows; forget what is not in it
 	Synced bool   `json:"synced,omitempty"` // the snapshot is complete
+	// Subnets, when set, replaces the DHCP configuration.
+	Subnets *[]Subnet `json:"subnets,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot/httpboot"
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
 	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/dhcp"
 )
 
 // Config is what a rack needs.
@@ -36,6 +38,17 @@ type Config struct {
 	// namespace).
 	TFTPConn     net.PacketConn
 	HTTPListener net.Listener
+	// DHCPInterface, when set, serves DHCP there for the subnets the
+	// region marks dhcp_on; DHCPProxy answers PXE clients only, with boot
+	// information and no addresses, for sites whose DHCP is not Anvil's.
+	DHCPInterface string
+	DHCPProxy     bool
+	// DHCPServerIP is this rack's address on that interface (the server
+	// identifier and next-server); zero takes the interface's first.
+	DHCPServerIP netip.Addr
+	// DHCPListen, when set, replaces ListenAndServe (tests run it inside
+	// a network namespace).
+	DHCPListen func(s *dhcp.Server) error
 }
 
 // Rack is a running rack.
@@ -45,6 +58,7 @@ type Rack struct {
 	Source   *BootSource
 	TFTP     net.Addr // bound addresses, when enabled
 	HTTP     net.Addr
+	DHCP     *dhcp.Server // nil unless DHCP is served
 	stop     []func()
 }
 
@@ -113,7 +127,45 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		go func() { _ = hs.Serve(ln) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
+	if cfg.DHCPInterface != "" {
+		if err := r.startDHCP(cfg); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// startDHCP serves DHCP with leases kept in the rack's data directory (a
+// restarted rack never hands one address to two clients), reconfigured
+// whenever the region's subnets change.
+func (r *Rack) startDHCP(cfg Config) error {
+	leases, err := dhcp.OpenFileStore(filepath.Join(cfg.DataDir, "dhcp-leases.log"))
+	if err != nil {
+		return fmt.Errorf("dhcp leases: %w", err)
+	}
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log), leases,
+		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
+	if err != nil {
+		return fmt.Errorf("dhcp: %w", err)
+	}
+	r.DHCP = srv
+	r.Cache.OnSubnets(func(ss []Subnet) {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {
+			cfg.Log.Error("dhcp configuration refused", "err", err)
+		}
+	})
+	listen := cfg.DHCPListen
+	if listen == nil {
+		listen = func(s *dhcp.Server) error { return s.ListenAndServe(cfg.DHCPInterface) }
+	}
+	go func() {
+		if err := listen(srv); err != nil {
+			cfg.Log.Error("dhcp stopped", "err", err)
+		}
+	}()
+	r.stop = append(r.stop, func() { _ = srv.Close() })
+	return nil
 }
 
 // Close stops serving and saves the cache.

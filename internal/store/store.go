@@ -107,15 +107,6 @@ type IPRange struct {
 	Comment  string
 }
 
-// Lease is one DHCP lease.
-type Lease struct {
-	MAC      string
-	IP       string
-	Hostname string
-	Expires  time.Time
-	Updated  time.Time
-}
-
 // Discovery is a MAC that tried to boot or get an address and belongs to
 // no machine.
 type Discovery struct {
@@ -265,13 +256,6 @@ type Store interface {
 	ListIPRanges(ctx context.Context) ([]IPRange, error)
 	CreateIPRange(ctx context.Context, r IPRange) (IPRange, error)
 	DeleteIPRange(ctx context.Context, id int64) error
-
-	// DHCP leases. PutLease stores a MAC's lease; an address held by
-	// another MAC's unexpired lease is a *ConflictError naming that MAC.
-	PutLease(ctx context.Context, l Lease) error
-	GetLease(ctx context.Context, mac string) (Lease, error)
-	ListLeases(ctx context.Context) ([]Lease, error)
-	DeleteLease(ctx context.Context, mac string) error
 
 	// Discoveries: NoteDiscovery records a sighting of an unknown MAC.
 	NoteDiscovery(ctx context.Context, d Discovery) error

@@ -84,6 +84,14 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	if _, err := cl.CreateMachine(ctx, url.Values{"hostname": {"known"}, "mac_addresses": {knownMAC}}); err != nil {
 		t.Fatal(err)
 	}
+	// The subnet and its dynamic range are managed through the API; the
+	// rack's DHCP server takes them from the boot stream.
+	if _, err := cl.Do(ctx, "POST", "subnets/", nil, url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Do(ctx, "POST", "ipranges/", nil, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}); err != nil {
+		t.Fatal(err)
+	}
 
 	// Rack, serving inside the namespace.
 	rackDir := t.TempDir()
@@ -116,27 +124,21 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	rk, err := rack.Start(ctx, rack.Config{
 		DataDir: rackDir, RegionURL: base, APIKey: key, HTTPBase: "http://192.0.2.1:5248",
 		TFTPConn: tftpConn, HTTPListener: httpLn, Log: log,
+		DHCPInterface: "br0", DHCPServerIP: netip.MustParseAddr("192.0.2.1"),
+		DHCPListen: func(s *dhcp.Server) error {
+			errc := make(chan error, 1)
+			ns.Go(func() { errc <- s.ListenAndServe("br0") })
+			return <-errc
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rk.Close() })
-	waitFor(t, "the rack to learn the known machine", 10*time.Second, func() bool { _, ok := rk.Cache.ByMAC(knownMAC); return ok })
-
-	// DHCP, inside the namespace on the bridge.
-	d, err := dhcp.NewServer(dhcp.Config{
-		Subnets: []dhcp.Subnet{{
-			CIDR: netip.MustParsePrefix("192.0.2.0/24"), Enabled: true,
-			Dynamic: []dhcp.Range{{Start: netip.MustParseAddr("192.0.2.100"), End: netip.MustParseAddr("192.0.2.200")}},
-		}},
-		ServerIP: netip.MustParseAddr("192.0.2.1"),
-		Boot:     dhcp.BootFiles{IPXE: "http://{server}:5248/ipxe.cfg"},
-	}, dhcp.NewMemStore())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Go(func() { _ = d.ListenAndServe("br0") })
-	t.Cleanup(func() { d.Close() })
+	waitFor(t, "the rack to learn the known machine and the subnet", 10*time.Second, func() bool {
+		_, ok := rk.Cache.ByMAC(knownMAC)
+		return ok && len(rk.Cache.Subnets()) == 1
+	})
 
 	boot := func(name, mac, tap, want string) {
 		t.Helper()
@@ -167,6 +169,11 @@ func TestPXEBootFromAnvil(t *testing.T) {
 		}
 	}
 	boot("vm1", unknownMAC, "tap1", "ANVIL-BOOT-OK purpose=enlist")
+	// The unknown machine is listed, with the address DHCP gave it.
+	waitFor(t, "the unknown MAC to be discovered", 15*time.Second, func() bool {
+		b, err := cl.Do(ctx, "GET", "discoveries/", nil, nil)
+		return err == nil && strings.Contains(string(b), unknownMAC) && strings.Contains(string(b), "192.0.2.1")
+	})
 
 	// The region stops; the rack still answers the known machine.
 	regionUp = false

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -128,58 +127,4 @@ func (s *Store) DeleteIPRange(ctx context.Context, id int64) error {
 		return notFound("ip range", strconv.FormatInt(id, 10))
 	}
 	return nil
-}
-
-// PutLease replaces the MAC's lease. An expired lease of another MAC on
-// the same address is taken over; an unexpired one is a conflict, so one
-// address can never be leased to two clients.
-func (s *Store) PutLease(ctx context.Context, l store.Lease) error {
-	l.Updated = s.orNow(l.Updated)
-	return s.inTx(ctx, func(q conn) error {
-		var holder string
-		var exp time.Time
-		err := q.queryRow(ctx, `SELECT mac, expires FROM dhcp_leases WHERE ip = ? AND mac <> ?`, l.IP, l.MAC).Scan(&holder, timeDest{&exp})
-		switch {
-		case err == nil && exp.After(l.Updated):
-			return &store.ConflictError{What: "address " + l.IP, Holder: holder}
-		case err == nil:
-			if _, err := q.exec(ctx, `DELETE FROM dhcp_leases WHERE mac = ?`, holder); err != nil {
-				return err
-			}
-		case !errors.Is(err, sql.ErrNoRows):
-			return err
-		}
-		if _, err := q.exec(ctx, `DELETE FROM dhcp_leases WHERE mac = ?`, l.MAC); err != nil {
-			return err
-		}
-		_, err = q.exec(ctx, `INSERT INTO dhcp_leases (mac, ip, hostname, expires, updated) VALUES (?, ?, ?, ?, ?)`,
-			l.MAC, l.IP, l.Hostname, s.tv(l.Expires), s.tv(l.Updated))
-		return err
-	})
-}
-
-func (s *Store) GetLease(ctx context.Context, mac string) (store.Lease, error) {
-	var l store.Lease
-	err := s.conn(s.read).queryRow(ctx, `SELECT mac, ip, hostname, expires, updated FROM dhcp_leases WHERE mac = ?`, mac).
-		Scan(&l.MAC, &l.IP, &l.Hostname, timeDest{&l.Expires}, timeDest{&l.Updated})
-	if errors.Is(err, sql.ErrNoRows) {
-		return l, notFound("lease", mac)
-	}
-	return l, err
-}
-
-func (s *Store) ListLeases(ctx context.Context) ([]store.Lease, error) {
-	var out []store.Lease
-	err := eachRow(ctx, s.conn(s.read), `SELECT mac, ip, hostname, expires, updated FROM dhcp_leases ORDER BY ip`, nil, func(r *sql.Rows) error {
-		var l store.Lease
-		err := r.Scan(&l.MAC, &l.IP, &l.Hostname, timeDest{&l.Expires}, timeDest{&l.Updated})
-		out = append(out, l)
-		return err
-	})
-	return out, err
-}
-
-func (s *Store) DeleteLease(ctx context.Context, mac string) error {
-	_, err := s.conn(s.write).exec(ctx, `DELETE FROM dhcp_leases WHERE mac = ?`, mac)
-	return err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -42,42 +41,6 @@ func testSubnets(t *testing.T, s store.Store) {
 	}
 	if rs, _ := s.ListIPRanges(ctx); len(rs) != 0 {
 		t.Fatalf("ranges outlived their subnet: %+v", rs)
-	}
-}
-
-func testLeases2(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	now := time.Now()
-	put := func(mac, ip string, exp time.Time) error {
-		return s.PutLease(ctx, store.Lease{MAC: mac, IP: ip, Expires: exp, Updated: now})
-	}
-	if err := put("52:54:00:00:00:01", "192.0.2.100", now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	var ce *store.ConflictError
-	if err := put("52:54:00:00:00:02", "192.0.2.100", now.Add(time.Hour)); !errors.As(err, &ce) || ce.Holder != "52:54:00:00:00:01" {
-		t.Fatalf("second client on a leased address: %v", err)
-	}
-	// Renewal with a new address moves the lease.
-	if err := put("52:54:00:00:00:01", "192.0.2.101", now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	if err := put("52:54:00:00:00:02", "192.0.2.100", now.Add(time.Hour)); err != nil {
-		t.Fatalf("freed address: %v", err)
-	}
-	// An expired lease is taken over.
-	if err := put("52:54:00:00:00:03", "192.0.2.102", now.Add(-time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := put("52:54:00:00:00:04", "192.0.2.102", now.Add(time.Hour)); err != nil {
-		t.Fatalf("expired lease not taken over: %v", err)
-	}
-	ls, err := s.ListLeases(ctx)
-	if err != nil || len(ls) != 3 {
-		t.Fatalf("leases %+v %v", ls, err)
-	}
-	if l, err := s.GetLease(ctx, "52:54:00:00:00:01"); err != nil || l.IP != "192.0.2.101" {
-		t.Fatalf("lease reads %+v %v", l, err)
 	}
 }
 

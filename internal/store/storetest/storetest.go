@@ -37,7 +37,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerClaimsConcurrent", testPowerClaimsConcurrent},
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
-		{"DHCPLeases", testLeases2},
 		{"Discoveries", testDiscoveries},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},

@@ -1,4 +1,4 @@
--- Subnets Anvil serves DHCP on, their address ranges, and DHCP leases.
+-- Subnets Anvil serves DHCP on, their address ranges, and unknown MACs seen.
 
 -- +goose Up
 CREATE TABLE subnets (
@@ -23,15 +23,6 @@ CREATE TABLE ipranges (
 );
 CREATE INDEX ipranges_subnet ON ipranges (subnet_id);
 
--- One lease per MAC, one MAC per address.
-CREATE TABLE dhcp_leases (
-    mac       TEXT PRIMARY KEY,
-    ip        TEXT NOT NULL UNIQUE,
-    hostname  TEXT NOT NULL DEFAULT '',
-    expires   TIMESTAMPTZ NOT NULL,
-    updated   TIMESTAMPTZ NOT NULL
-);
-
 -- MACs that asked to boot or for an address and belong to no machine, as
 -- MAAS's network discovery lists them.
 CREATE TABLE discoveries (
@@ -45,6 +36,5 @@ CREATE TABLE discoveries (
 
 -- +goose Down
 DROP TABLE discoveries;
-DROP TABLE dhcp_leases;
 DROP TABLE ipranges;
 DROP TABLE subnets;

@@ -1,0 +1,82 @@
+package rack
+
+import (
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/dhcp"
+)
+
+// dhcpConfig turns the region's subnets into the DHCP server's
+// configuration; a subnet that does not parse is skipped and logged, so
+// one bad row cannot stop DHCP for the others.
+func dhcpConfig(subnets []Subnet, serverIP netip.Addr, proxy bool, log *slog.Logger) dhcp.Config {
+	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: dhcp.BootFiles{IPXE: "http://{server}:5248/ipxe.cfg"}}
+	for _, s := range subnets {
+		d, err := convertSubnet(s)
+		if err != nil {
+			log.Error("subnet not served", "cidr", s.CIDR, "err", err)
+			continue
+		}
+		cfg.Subnets = append(cfg.Subnets, d)
+	}
+	return cfg
+}
+
+func convertSubnet(s Subnet) (dhcp.Subnet, error) {
+	p, err := netip.ParsePrefix(s.CIDR)
+	if err != nil {
+		return dhcp.Subnet{}, err
+	}
+	d := dhcp.Subnet{CIDR: p, DomainName: s.Domain, Enabled: s.DHCP, LeaseTime: time.Duration(s.LeaseSeconds) * time.Second}
+	if s.Gateway != "" {
+		if d.Gateway, err = netip.ParseAddr(s.Gateway); err != nil {
+			return d, err
+		}
+	}
+	for _, a := range s.DNS {
+		ip, err := netip.ParseAddr(a)
+		if err != nil {
+			return d, err
+		}
+		d.DNS = append(d.DNS, ip)
+	}
+	conv := func(rs [][2]string) ([]dhcp.Range, error) {
+		var out []dhcp.Range
+		for _, r := range rs {
+			a, err1 := netip.ParseAddr(r[0])
+			b, err2 := netip.ParseAddr(r[1])
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("bad range %s-%s", r[0], r[1])
+			}
+			out = append(out, dhcp.Range{Start: a, End: b})
+		}
+		return out, nil
+	}
+	if d.Dynamic, err = conv(s.Dynamic); err != nil {
+		return d, err
+	}
+	d.Reserved, err = conv(s.Reserved)
+	return d, err
+}
+
+// dhcpObserver turns DHCP events into boot events on machines (or
+// discoveries of unknown MACs).
+func dhcpObserver(rep *Reporter) func(dhcp.Event) {
+	return func(e dhcp.Event) {
+		if e.MAC == nil || (e.Kind != dhcp.EventOffer && e.Kind != dhcp.EventAck && e.Kind != dhcp.EventNak) {
+			return
+		}
+		detail := fmt.Sprintf("%s %s", e.Kind, e.IP)
+		if e.BootFile != "" {
+			detail += ", boot file " + e.BootFile
+		}
+		ip := ""
+		if e.IP.IsValid() {
+			ip = e.IP.String()
+		}
+		rep.Add(BootEvent{MAC: e.MAC.String(), IP: ip, Kind: "dhcp", Detail: detail, At: time.Now()})
+	}
+}
