@@ -140,11 +140,11 @@ func TestPXEBootFromAnvil(t *testing.T) {
 		return ok && len(rk.Cache.Subnets()) == 1
 	})
 
-	boot := func(name, mac, tap, want string) {
+	boot := func(name, mac, tap, firmware, want string) {
 		t.Helper()
 		m, err := lab.NewQEMU(lab.QEMUConfig{
 			ID: name, UUID: "6f2c1f1e-0000-4000-8000-00000000000" + name[len(name)-1:], MACs: []string{mac},
-			NetDevs: []string{tap}, Netns: ns.Name, Memory: 512, StateDir: t.TempDir(),
+			NetDevs: []string{tap}, Netns: ns.Name, Memory: 512, StateDir: t.TempDir(), Firmware: firmware,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +168,7 @@ func TestPXEBootFromAnvil(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	boot("vm1", unknownMAC, "tap1", "ANVIL-BOOT-OK purpose=enlist")
+	boot("vm1", unknownMAC, "tap1", "bios", "ANVIL-BOOT-OK purpose=enlist")
 	// The unknown machine is listed, with the address DHCP gave it.
 	waitFor(t, "the unknown MAC to be discovered", 15*time.Second, func() bool {
 		b, err := cl.Do(ctx, "GET", "discoveries/", nil, nil)
@@ -180,7 +180,9 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	if err := srv.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	boot("vm2", knownMAC, "tap0", "ANVIL-BOOT-OK purpose=ephemeral")
+	boot("vm2", knownMAC, "tap0", "bios", "ANVIL-BOOT-OK purpose=ephemeral")
+	// UEFI firmware (OVMF) with iPXE's EFI driver: the same known machine.
+	boot("vm3", knownMAC, "tap0", "efi", "ANVIL-BOOT-OK purpose=ephemeral")
 }
 
 func copyTo(t *testing.T, from, to string) {
