@@ -59,6 +59,7 @@ type Rack struct {
 	TFTP     net.Addr // bound addresses, when enabled
 	HTTP     net.Addr
 	DHCP     *dhcp.Server // nil unless DHCP is served
+	leases   dhcp.LeaseStore
 	stop     []func()
 }
 
@@ -96,6 +97,10 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	obs := func(name string, c boot.Client, n int64, d time.Duration, err error) {
 		if err != nil && !errors.Is(err, boot.ErrNotFound) {
 			cfg.Log.Debug("boot file refused", "name", fmt.Sprintf("%q", name), "client", c.Addr, "err", err)
+			return
+		}
+		if err == nil {
+			r.fileServed(name, c, n, d)
 		}
 	}
 	if cfg.TFTPAddr != "" || cfg.TFTPConn != nil {
@@ -149,7 +154,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
 	}
-	r.DHCP = srv
+	r.DHCP, r.leases = srv, leases
 	r.Cache.OnSubnets(func(ss []Subnet) {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
@@ -166,6 +171,21 @@ func (r *Rack) startDHCP(cfg Config) error {
 	}()
 	r.stop = append(r.stop, func() { _ = srv.Close() })
 	return nil
+}
+
+// fileServed reports a file sent over TFTP or HTTP as a boot step of the
+// machine holding the client's address, when this rack's DHCP leased it
+// (without DHCP the rack cannot tell who an address is).
+func (r *Rack) fileServed(name string, c boot.Client, n int64, d time.Duration) {
+	if r.leases == nil || !c.Addr.IsValid() {
+		return
+	}
+	l, ok, err := r.leases.FindByIP(context.Background(), c.Addr.Addr())
+	if err != nil || !ok {
+		return
+	}
+	r.Reporter.Add(BootEvent{MAC: l.MAC.String(), IP: c.Addr.Addr().String(), Kind: c.Proto,
+		Detail: fmt.Sprintf("sent %s (%d bytes in %s)", name, n, d.Round(time.Millisecond)), At: time.Now()})
 }
 
 // Close stops serving and saves the cache.

@@ -181,6 +181,26 @@ func TestPXEBootFromAnvil(t *testing.T) {
 		t.Fatal(err)
 	}
 	boot("vm2", knownMAC, "tap0", "bios", "ANVIL-BOOT-OK purpose=ephemeral")
+
+	// The region comes back: the boot steps the rack saw while it was
+	// away reach the machine's timeline.
+	srv2, err := serve.Start(ctx, serve.Config{DataDir: srv.DataDir(), Listen: srv.Addr.String(), Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv2.Close(ctx) })
+	waitFor(t, "the boot events of the known machine", 30*time.Second, func() bool {
+		page, err := cl.QueryEvents(ctx, url.Values{"hostname": {"known"}, "limit": {"100"}})
+		if err != nil {
+			return false
+		}
+		var all string
+		for _, e := range page.Events {
+			all += e.Type + ": " + e.Description + "\n"
+		}
+		return strings.Contains(all, "Boot dhcp: ack") && strings.Contains(all, "Boot config: config ipxe.cfg-") &&
+			strings.Contains(all, "Boot http: sent ephemeral/vmlinuz")
+	})
 	// UEFI firmware (OVMF) with iPXE's EFI driver: the same known machine.
 	boot("vm3", knownMAC, "tap0", "efi", "ANVIL-BOOT-OK purpose=ephemeral")
 }
