@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -105,53 +104,25 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *request) error {
 			return err
 		}
 	}
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		return errors.New("streaming is not supported by this connection")
+	fl, err := startSSE(w)
+	if err != nil {
+		return err
 	}
 	f.Ascending, f.BeforeID, f.Limit = true, 0, 500
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, ": watching events after %d\n\n", f.AfterID)
-	flusher.Flush()
-
-	keepAlive := time.NewTicker(15 * time.Second)
-	defer keepAlive.Stop()
-	poll := time.NewTicker(s.opts.WatchPoll)
-	defer poll.Stop()
-	for {
-		changed := s.svc.Hub.Changed()
+	s.follow(r, w, fl, func() (bool, error) {
 		evs, err := s.store.QueryEvents(r.Context(), f)
 		if err != nil {
-			if r.Context().Err() != nil {
-				return nil
-			}
-			s.log.Error("event watch", "err", err)
-			return nil // headers are sent; the client reconnects
+			return false, err
 		}
 		for _, e := range evs {
 			b, _ := json.Marshal(renderEvent(e))
 			fmt.Fprintf(w, "id: %d\nevent: event\ndata: %s\n\n", e.ID, b)
 			f.AfterID = e.ID
 		}
-		if len(evs) > 0 {
-			flusher.Flush()
-		}
-		if len(evs) == f.Limit {
-			continue // more are waiting
-		}
-		select {
-		case <-r.Context().Done():
-			return nil
-		case <-changed:
-		case <-poll.C:
-		case <-keepAlive.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			flusher.Flush()
-		}
-	}
+		return len(evs) == f.Limit, nil
+	})
+	return nil
 }
 
 func isStoreSentinel(err error) bool {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -126,13 +125,10 @@ func (s *Server) discoveriesRoutes() []route {
 // change made by another region, or a reconnect costs nothing but a
 // re-send.
 func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
-		return errors.New("streaming is not supported by this connection")
+	fl, err := startSSE(w)
+	if err != nil {
+		return err
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
 	send := func(ch rack.Change) {
 		b, _ := json.Marshal(ch)
 		fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)
@@ -140,18 +136,10 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	sent := map[string]int64{}
 	first := true
 	var sentSubnets string
-	keepAlive := time.NewTicker(15 * time.Second)
-	defer keepAlive.Stop()
-	poll := time.NewTicker(s.opts.WatchPoll)
-	defer poll.Stop()
-	for {
-		changed := s.svc.Hub.Changed()
+	s.follow(r, w, fl, func() (bool, error) {
 		vs, err := s.store.ListMachineVersions(r.Context(), store.MachineFilter{})
 		if err != nil {
-			if r.Context().Err() == nil {
-				s.log.Error("boot stream", "err", err)
-			}
-			return nil
+			return false, err
 		}
 		var ids []string
 		live := make(map[string]bool, len(vs))
@@ -171,7 +159,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 			}
 			ms, err := s.store.ListMachines(r.Context(), f)
 			if err != nil {
-				return nil
+				return false, err
 			}
 			for i := range ms {
 				e := rack.EntryOf(&ms[i])
@@ -185,9 +173,11 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 				delete(sent, id)
 			}
 		}
-		if subnets, err := s.rackSubnets(r); err != nil {
-			return nil
-		} else if b, _ := json.Marshal(subnets); string(b) != sentSubnets {
+		subnets, err := s.rackSubnets(r)
+		if err != nil {
+			return false, err
+		}
+		if b, _ := json.Marshal(subnets); string(b) != sentSubnets {
 			send(rack.Change{Subnets: &subnets})
 			sentSubnets = string(b)
 		}
@@ -195,15 +185,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 			send(rack.Change{Synced: true})
 			first = false
 		}
-		flusher.Flush()
-		select {
-		case <-r.Context().Done():
-			return nil
-		case <-changed:
-		case <-poll.C:
-		case <-keepAlive.C:
-			fmt.Fprint(w, ": keep-alive\n\n")
-			flusher.Flush()
-		}
-	}
+		return false, nil
+	})
+	return nil
 }

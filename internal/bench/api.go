@@ -142,6 +142,20 @@ func RunAPI(ctx context.Context, cfg APIConfig) (APIResult, error) {
 }
 
 func fill(ctx context.Context, c *caller, n, workers int) error {
+	_, err := createMachines(ctx, c, n, workers, func(i int) url.Values {
+		return url.Values{
+			"hostname":      {fmt.Sprintf("bench-%d", i)},
+			"mac_addresses": {fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", byte(i>>24), byte(i>>16), byte(i>>8), byte(i))},
+			"architecture":  {"amd64/generic"},
+		}
+	})
+	return err
+}
+
+// createMachines POSTs form(i) for i in [0, n) from workers clients and
+// returns the system_id of each, by i; it stops at the first error.
+func createMachines(ctx context.Context, c *caller, n, workers int, form func(i int) url.Values) ([]string, error) {
+	ids := make([]string, n)
 	jobs := make(chan int)
 	errs := make(chan error, workers)
 	var wg sync.WaitGroup
@@ -150,15 +164,12 @@ func fill(ctx context.Context, c *caller, n, workers int) error {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				f := url.Values{
-					"hostname":      {fmt.Sprintf("bench-%d", i)},
-					"mac_addresses": {fmt.Sprintf("02:00:%02x:%02x:%02x:%02x", byte(i>>24), byte(i>>16), byte(i>>8), byte(i))},
-					"architecture":  {"amd64/generic"},
-				}
-				if err := c.post(ctx, "machines/", f); err != nil {
+				b, err := c.postBody(ctx, "machines/", form(i))
+				if err != nil {
 					errs <- err
 					return
 				}
+				ids[i] = between(string(b), `"system_id":"`, `"`)
 			}
 		}()
 	}
@@ -177,7 +188,7 @@ func fill(ctx context.Context, c *caller, n, workers int) error {
 		default:
 		}
 	}
-	return err
+	return ids, err
 }
 
 type caller struct {

@@ -164,47 +164,18 @@ func RunPower(ctx context.Context, cfg PowerConfig) ([]PowerResult, error) {
 
 // register adds the fleet through the API and returns hostname → system_id.
 func register(ctx context.Context, c *caller, ms []fleet.Machine) (map[string]string, error) {
+	list, err := createMachines(ctx, c, len(ms), 8, func(i int) url.Values {
+		m := ms[i]
+		f := url.Values{"hostname": {m.Hostname}, "mac_addresses": {m.MAC}, "power_type": {m.PowerType}}
+		for k, v := range m.Params {
+			f.Set("power_parameters_"+k, v)
+		}
+		return f
+	})
 	ids := make(map[string]string, len(ms))
-	var mu sync.Mutex
-	jobs := make(chan fleet.Machine)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range jobs {
-				f := url.Values{"hostname": {m.Hostname}, "mac_addresses": {m.MAC}, "power_type": {m.PowerType}}
-				for k, v := range m.Params {
-					f.Set("power_parameters_"+k, v)
-				}
-				b, err := c.postBody(ctx, "machines/", f)
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				ids[m.Hostname] = between(string(b), `"system_id":"`, `"`)
-				mu.Unlock()
-			}
-		}()
-	}
-	var err error
-	for _, m := range ms {
-		if err != nil {
-			break
-		}
-		select {
-		case jobs <- m:
-		case err = <-errs:
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err == nil {
-		select {
-		case err = <-errs:
-		default:
+	for i, id := range list {
+		if id != "" {
+			ids[ms[i].Hostname] = id
 		}
 	}
 	return ids, err

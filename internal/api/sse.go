@@ -1,0 +1,56 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// startSSE begins a Server-Sent Events answer.
+func startSSE(w http.ResponseWriter) (http.Flusher, error) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return nil, errors.New("streaming is not supported by this connection")
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return fl, nil
+}
+
+// follow runs step now and again after every wake-up until the client
+// leaves or step fails: a change recorded in this process wakes it at
+// once, the poll interval catches changes made by other regions, and
+// keep-alive comments stop proxies from closing a quiet stream. step
+// returns more=true when it stopped early with more to send.
+func (s *Server) follow(r *request, w http.ResponseWriter, fl http.Flusher, step func() (more bool, err error)) {
+	keepAlive := time.NewTicker(15 * time.Second)
+	defer keepAlive.Stop()
+	poll := time.NewTicker(s.opts.WatchPoll)
+	defer poll.Stop()
+	for {
+		changed := s.svc.Hub.Changed()
+		more, err := step()
+		if err != nil {
+			if r.Context().Err() == nil {
+				s.log.Error("event stream", "path", r.URL.Path, "err", err)
+			}
+			return // headers are sent; the client reconnects
+		}
+		fl.Flush()
+		if more {
+			continue
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		case <-poll.C:
+		case <-keepAlive.C:
+			fmt.Fprint(w, ": keep-alive\n\n")
+			fl.Flush()
+		}
+	}
+}
