@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,6 +146,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
 		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, Log: cfg.Log,
+		MetadataURL: metadataURL(cfg.BootHTTPURL, s.Addr),
 	})
 	if err != nil {
 		return err
@@ -171,6 +173,18 @@ func rackKey(ctx context.Context, st store.Store, dataDir string) (string, error
 		return "", err
 	}
 	return tok.APIKey(), nil
+}
+
+// metadataURL is the region's metadata API as booting machines reach it:
+// the host they fetch boot files from, on the API's port. Without a boot
+// URL the rack falls back to its own (loopback) view, right only for tests.
+func metadataURL(bootURL string, api net.Addr) string {
+	u, err := url.Parse(bootURL)
+	if bootURL == "" || err != nil || u.Hostname() == "" {
+		return ""
+	}
+	_, port, _ := net.SplitHostPort(api.String())
+	return "http://" + net.JoinHostPort(u.Hostname(), port) + "/MAAS/metadata/"
 }
 
 func loopback(a net.Addr) string {
