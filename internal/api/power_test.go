@@ -183,6 +183,9 @@ func TestDriftEnforceWarnAndGuard(t *testing.T) {
 				dumpEvents(t, e, a.SystemID)
 				t.Fatalf("correction %d did not happen", i)
 			}
+			// Let the correction finish verifying before the next power
+			// loss, or the loss lands inside its verification.
+			e.waitQueueIdle(a.SystemID)
 		}
 		// The fourth drift within the hour trips the guard.
 		sims[0].Fail()
@@ -257,6 +260,18 @@ func hasEvent(e *env, id, word string) bool {
 		}
 	}
 	return false
+}
+
+// waitQueueIdle waits until nothing runs or waits in a machine's power
+// queue.
+func (e *env) waitQueueIdle(id string) {
+	e.t.Helper()
+	waitFor(e.t, "the power queue of "+id+" to drain", 20*time.Second, func() bool {
+		var q map[string]any
+		e.must(200, "GET", "machines/"+id+"/?op=power_queue", e.admin, nil, &q)
+		w, _ := q["waiting"].([]any)
+		return q["in_flight"] == nil && len(w) == 0
+	})
 }
 
 func waitUntil(d time.Duration, cond func() bool) bool {
