@@ -168,6 +168,8 @@ func TestDriftEnforceWarnAndGuard(t *testing.T) {
 		e.deployed(a.SystemID)
 		e.deployed(b.SystemID)
 		waitFor(t, "both machines on", 5*time.Second, func() bool { return sims[0].IsOn() && sims[1].IsOn() })
+		e.waitQueueIdle(a.SystemID)
+		e.waitQueueIdle(b.SystemID)
 		// On a loaded machine the polls can catch the power-off that ends
 		// commissioning before the deploy's power-on lands, and correct it;
 		// start counting from a settled machine with a fresh guard.
@@ -306,6 +308,7 @@ func TestDriftFailsManagedPhase(t *testing.T) {
 	m := e.addRedfish("phase", "52:54:00:33:00:01", u, "sys0")
 	e.must(200, "POST", "machines/"+m.SystemID+"/?op=commission", e.admin, nil, nil)
 	waitFor(t, "the machine to be powered on for commissioning", 5*time.Second, sims[0].IsOn)
+	e.waitQueueIdle(m.SystemID) // the power-on has been verified
 	sims[0].Fail()
 	got := e.waitStatusWithin(m.SystemID, "Failed commissioning", 20*time.Second)
 	if !strings.Contains(got.StatusMsg, "power drift") {
