@@ -17,6 +17,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/anvilmetal/anvil/internal/api"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
@@ -72,6 +76,7 @@ type Server struct {
 	Store   store.Store
 	Service *region.Service
 	Rack    *rack.Rack // nil when this process runs no rack
+	metrics *prometheus.Registry
 	http    *http.Server
 	cancel  context.CancelFunc
 	dataDir string
@@ -109,12 +114,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux.Handle("/metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{}))
 	// Long-lived requests (event streams) end when the server closes:
 	// their contexts derive from bg.
 	bg, cancel := context.WithCancel(context.Background())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
-	s := &Server{Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
+	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
 	s.loops.Add(3)
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
@@ -152,7 +160,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.Rack = r
-	return nil
+	return s.metrics.Register(rack.NewCollector(r))
 }
 
 // rackKey returns the in-process rack's API key, creating the "rack" user
