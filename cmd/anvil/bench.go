@@ -45,6 +45,7 @@ func benchCmd() *cobra.Command {
 	api.Flags().IntVar(&workers, "workers", 8, "concurrent creators while filling")
 	api.Flags().StringSliceVar(&dbs, "db", []string{"sqlite"}, "databases to compare: sqlite (embedded) or a postgres:// URL whose role may create databases (repeat the flag for several)")
 	c.AddCommand(api, benchPowerCmd())
+	c.AddCommand(benchNetbootCmd())
 	return c
 }
 

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -133,11 +134,40 @@ func startChild(name, ns string, env []string, args ...string) (*child, error) {
 	// Its own group so stop reaches workers it forks; SIGKILL if the
 	// bench dies first, so no server outlives it.
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := c.cmd.Start(); err != nil {
+	if err := spawn(c.cmd); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() { _ = c.cmd.Wait(); close(c.done) }()
 	return c, nil
+}
+
+var (
+	spawnOnce sync.Once
+	spawnReq  chan spawnJob
+)
+
+type spawnJob struct {
+	cmd *exec.Cmd
+	err chan error
+}
+
+// spawn starts cmd from one thread that lives as long as the process.
+// Pdeathsig fires when the forking *thread* exits, and threads do exit
+// here: each inNetns goroutine takes whatever thread it lands on, maybe
+// one that started a server, and kills that thread when it ends.
+func spawn(cmd *exec.Cmd) error {
+	spawnOnce.Do(func() {
+		spawnReq = make(chan spawnJob)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread must not exit
+			for j := range spawnReq {
+				j.err <- j.cmd.Start()
+			}
+		}()
+	})
+	j := spawnJob{cmd: cmd, err: make(chan error, 1)}
+	spawnReq <- j
+	return <-j.err
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
@@ -152,11 +182,16 @@ func (c *child) exited() bool {
 	}
 }
 
-// output is what the program printed, for error messages.
+// output is how the program ended, if it has, and what it printed, for
+// error messages.
 func (c *child) output() string {
 	c.out.mu.Lock()
 	defer c.out.mu.Unlock()
-	return strings.TrimSpace(c.buf.String())
+	s := strings.TrimSpace(c.buf.String())
+	if c.exited() {
+		s = c.cmd.ProcessState.String() + ": " + s
+	}
+	return s
 }
 
 func (c *child) stop() {
