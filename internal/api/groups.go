@@ -31,63 +31,59 @@ type groupOps struct {
 	after func(r *request, name string) error
 }
 
-func (s *Server) zoneOps() groupOps {
-	st := s.store
+// groupKind is store.Zone or store.Pool: the same shape under two names.
+type groupKind interface {
+	~struct {
+		ID                int64
+		Name, Description string
+	}
+}
+
+// adapt turns one kind's store methods into groupOps, converting between
+// the kind and group at the edges.
+func adapt[T groupKind](list func(context.Context) ([]T, error), get func(context.Context, string) (T, error),
+	create func(context.Context, T) (T, error), update func(context.Context, string, T) (T, error),
+	remove func(context.Context, string) error, render func(T) any) groupOps {
 	return groupOps{
 		list: func(ctx context.Context) ([]group, error) {
-			zs, err := st.ListZones(ctx)
-			out := make([]group, len(zs))
-			for i, z := range zs {
-				out[i] = group(z)
+			ts, err := list(ctx)
+			out := make([]group, len(ts))
+			for i, t := range ts {
+				out[i] = group(t)
 			}
 			return out, err
 		},
-		get: func(ctx context.Context, n string) (group, error) { z, err := st.GetZone(ctx, n); return group(z), err },
-		create: func(ctx context.Context, g group) (group, error) {
-			z, err := st.CreateZone(ctx, store.Zone(g))
-			return group(z), err
-		},
+		get:    func(ctx context.Context, n string) (group, error) { t, err := get(ctx, n); return group(t), err },
+		create: func(ctx context.Context, g group) (group, error) { t, err := create(ctx, T(g)); return group(t), err },
 		update: func(ctx context.Context, n string, g group) (group, error) {
-			z, err := st.UpdateZone(ctx, n, store.Zone(g))
-			return group(z), err
+			t, err := update(ctx, n, T(g))
+			return group(t), err
 		},
-		delete: st.DeleteZone,
-		render: func(g group) any { return renderZone(store.Zone(g)) },
+		delete: remove,
+		render: func(g group) any { return render(T(g)) },
 	}
+}
+
+func (s *Server) zoneOps() groupOps {
+	st := s.store
+	return adapt(st.ListZones, st.GetZone, st.CreateZone, st.UpdateZone, st.DeleteZone,
+		func(z store.Zone) any { return renderZone(z) })
 }
 
 func (s *Server) poolOps() groupOps {
 	st := s.store
-	return groupOps{
-		list: func(ctx context.Context) ([]group, error) {
-			ps, err := st.ListPools(ctx)
-			out := make([]group, len(ps))
-			for i, p := range ps {
-				out[i] = group(p)
+	ops := adapt(st.ListPools, st.GetPool, st.CreatePool, st.UpdatePool, st.DeletePool,
+		func(p store.Pool) any { return renderPool(p) })
+	ops.check = func(r *request) error {
+		if v, ok := r.form["drift_policy"]; ok {
+			if _, err := machine.ParseDriftPolicy(v[0]); err != nil {
+				return badField("drift_policy", "%v", err)
 			}
-			return out, err
-		},
-		get: func(ctx context.Context, n string) (group, error) { p, err := st.GetPool(ctx, n); return group(p), err },
-		create: func(ctx context.Context, g group) (group, error) {
-			p, err := st.CreatePool(ctx, store.Pool(g))
-			return group(p), err
-		},
-		update: func(ctx context.Context, n string, g group) (group, error) {
-			p, err := st.UpdatePool(ctx, n, store.Pool(g))
-			return group(p), err
-		},
-		delete: st.DeletePool,
-		render: func(g group) any { return renderPool(store.Pool(g)) },
-		check: func(r *request) error {
-			if v, ok := r.form["drift_policy"]; ok {
-				if _, err := machine.ParseDriftPolicy(v[0]); err != nil {
-					return badField("drift_policy", "%v", err)
-				}
-			}
-			return nil
-		},
-		after: s.setPoolPolicy,
+		}
+		return nil
 	}
+	ops.after = s.setPoolPolicy
+	return ops
 }
 
 func (s *Server) zonesRoutes() []route { return groupCollection(s.zoneOps()) }
