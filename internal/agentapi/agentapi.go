@@ -1,0 +1,119 @@
+// Package agentapi is the wire protocol between the ephemeral environment's
+// agent and the region's metadata API: the request and answer types and a
+// client. The server side lives in package metadata; the decisions behind
+// the answers live in package machine.
+//
+// The anonymous calls are two: Hello ("do you know me?") and Enlist. Every
+// other call carries the machine's own token, MAAS-shaped
+// (consumer:key:secret, sent as OAuth PLAINTEXT), which reads and writes
+// that machine alone and dies when the machine leaves the phase it was
+// issued for.
+package agentapi
+
+import "github.com/anvilmetal/anvil/internal/machine"
+
+// Paths under the region's base URL (http://region:5240/MAAS).
+const (
+	HelloPath  = "/metadata/anvil/v1/hello"
+	EnlistPath = "/metadata/anvil/v1/enlist"
+	// MetadataPath is MAAS's metadata version the agent and cloud-init use:
+	// GET meta-data/..., GET user-data, POST op=signal.
+	MetadataPath = "/metadata/2012-03-01/"
+)
+
+// Kernel command line parameters Anvil renders for the environment.
+const (
+	ParamURL     = "anvil.url"     // the region's base URL (…/MAAS)
+	ParamPurpose = "anvil.purpose" // enlist, ephemeral or install
+	ParamEnrol   = "anvil.enrol"   // one-time enrolment secret, per-MAC configs only
+)
+
+// Actions the region answers with.
+const (
+	ActionEnlist   = "enlist"   // unknown: enlist
+	ActionReboot   = "reboot"   // known, wrong environment: reboot into the right one
+	ActionPowerOff = "poweroff" // nothing to do here: power off
+	ActionProceed  = "proceed"  // go on with Phase, using Token
+)
+
+// Phases the agent runs after proceed.
+const (
+	PhaseCommissioning = "commissioning"
+	PhaseTesting       = "testing"
+	PhaseDeploying     = "deploying"
+	PhaseDiskErasing   = "disk_erasing"
+	PhaseRescue        = "rescue"
+	PhaseReleasing     = "releasing"
+)
+
+// Identity is everything a machine can say about who it is.
+type Identity struct {
+	// MACs are every NIC's address, normalised (lower case, colons).
+	MACs []string `json:"macs"`
+	// BootMAC is the NIC the environment booted from, when known.
+	BootMAC string `json:"boot_mac,omitempty"`
+	// UUID is the SMBIOS system UUID.
+	UUID string `json:"uuid,omitempty"`
+	// Arch is MAAS's architecture name, "amd64/generic".
+	Arch string `json:"architecture,omitempty"`
+	// BMC is the BMC the machine sits behind, read in-band, when it could.
+	BMC *machine.BMCInfo `json:"bmc,omitempty"`
+	// Firmware is "bios" or "uefi".
+	Firmware string `json:"firmware,omitempty"`
+}
+
+// HelloRequest asks whether the region knows the machine.
+type HelloRequest struct {
+	Identity
+	// Purpose is what the machine booted (anvil.purpose).
+	Purpose string `json:"purpose"`
+	// Enrol is the one-time secret from the per-MAC config (anvil.enrol).
+	Enrol string `json:"enrol,omitempty"`
+}
+
+// HelloResponse is the region's answer: only an action.
+type HelloResponse struct {
+	Action   string `json:"action"`
+	SystemID string `json:"system_id,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	// Phase and Token are set with ActionProceed.
+	Phase string `json:"phase,omitempty"`
+	Token string `json:"token,omitempty"`
+	// Erase is how a disk-erasing phase wipes: quick, full or secure.
+	Erase string `json:"erase,omitempty"`
+	// WaitForBMC, with ActionReboot, says the region reboots the machine
+	// through its BMC (with a network boot-once): the agent waits for it
+	// and reboots by itself only if that never comes.
+	WaitForBMC bool `json:"wait_for_bmc,omitempty"`
+	// Message says why, for the console.
+	Message string `json:"message,omitempty"`
+}
+
+// EnlistRequest creates (or finds again) the machine.
+type EnlistRequest struct {
+	Identity
+	Inventory *machine.Inventory `json:"inventory,omitempty"`
+}
+
+// EnlistResponse says what the enlisted machine does next: power off, or
+// proceed straight to commissioning when the site enlists that way.
+type EnlistResponse = HelloResponse
+
+// Signal statuses, as MAAS's op=signal takes them.
+const (
+	StatusOK            = "OK"
+	StatusFailed        = "FAILED"
+	StatusWorking       = "WORKING"
+	StatusCommissioning = "COMMISSIONING"
+	StatusTesting       = "TESTING"
+	StatusDeploying     = "DEPLOYING"
+)
+
+// InventoryFile is the result file a commissioning signal carries the
+// structured inventory in; other files are raw results, stored as sent.
+const InventoryFile = "anvil-inventory.json"
+
+// Error is the body of an error answer.
+type Error struct {
+	Error string `json:"error"`
+}
