@@ -56,3 +56,15 @@ type BMCInfo struct {
 	MAC     string `json:"mac,omitempty"`
 	Port    int    `json:"port,omitempty"`
 }
+
+// Clone returns a deep copy.
+func (inv Inventory) Clone() Inventory {
+	c := inv
+	c.Disks = append([]Disk(nil), inv.Disks...)
+	c.NICs = append([]NIC(nil), inv.NICs...)
+	if inv.BMC != nil {
+		b := *inv.BMC
+		c.BMC = &b
+	}
+	return c
+}

@@ -52,6 +52,19 @@ type Machine struct {
 	DistroSeries string
 	Netboot      bool
 	Tags         []string
+	// BMCIdentity is "type|host|port|system" of the BMC and the system
+	// behind it, derived from the power parameters by the region; empty
+	// for manual power. No two machines share one.
+	BMCIdentity string
+	// EnrolSecret is the one-time secret a netbooting phase puts on the
+	// machine's own boot configuration; the environment exchanges it for
+	// the machine's token. Empty outside those phases.
+	EnrolSecret string
+	// WrongBoots counts boots in a row into an environment other than the
+	// one the status wants: the loop guard.
+	WrongBoots int
+	// Inventory is what commissioning found; nil before.
+	Inventory    *Inventory
 	Created      time.Time
 	Updated      time.Time
 	// Version increases with every stored change; stores use it to refuse
@@ -95,6 +108,10 @@ func (m Machine) Clone() Machine {
 	c.Interfaces = append([]Interface(nil), m.Interfaces...)
 	c.Tags = append([]string(nil), m.Tags...)
 	c.Watch = m.Watch.clone()
+	if m.Inventory != nil {
+		inv := m.Inventory.Clone()
+		c.Inventory = &inv
+	}
 	if m.PowerParams != nil {
 		c.PowerParams = make(map[string]string, len(m.PowerParams))
 		for k, v := range m.PowerParams {

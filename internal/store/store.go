@@ -124,6 +124,10 @@ type MachineFilter struct {
 	SystemIDs []string
 	Hostnames []string
 	MACs      []string // normalised
+	UUIDs     []string // hardware (SMBIOS) UUIDs, lower case
+	// BMCHost selects machines whose BMC identity names this host (may
+	// over-match: callers compare the identity themselves).
+	BMCHost string
 	Statuses  []machine.Status
 	Zones     []string
 	Pools     []string
@@ -197,6 +201,13 @@ type PowerRequest struct {
 	ErrorKind    string
 }
 
+// Result is a file the ephemeral environment uploaded for a machine.
+type Result struct {
+	Name    string
+	Data    []byte
+	Created time.Time
+}
+
 // UpdateFunc changes a machine in place and returns the events to record
 // with the change. Returning an error aborts the transaction.
 type UpdateFunc func(m *machine.Machine) ([]machine.Event, error)
@@ -232,6 +243,17 @@ type Store interface {
 	CreateToken(ctx context.Context, username string) (Token, error)
 	// LookupToken finds a token by its consumer and token keys.
 	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)
+
+	// Machine tokens: the metadata credentials of one machine, valid only
+	// while it is in the status they were issued for. Creating one revokes
+	// the machine's others; LookupMachineToken checks the secret and
+	// answers ErrNotFound for anything wrong. Results are the files the
+	// environment uploads, the latest per name; both go with the machine.
+	CreateMachineToken(ctx context.Context, systemID string, st machine.Status) (Token, error)
+	LookupMachineToken(ctx context.Context, consumerKey, tokenKey, secret string) (string, machine.Status, error)
+	DeleteMachineTokens(ctx context.Context, systemID string) error
+	PutResults(ctx context.Context, systemID string, files map[string][]byte) error
+	ListResults(ctx context.Context, systemID string) ([]Result, error)
 
 	// Zones and pools: names are unique; "default" cannot be deleted; a zone
 	// or pool that still holds machines cannot be deleted (ErrInUse).

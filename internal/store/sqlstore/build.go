@@ -60,6 +60,12 @@ func machineWhere(f store.MachineFilter) *where {
 	if len(f.MACs) > 0 {
 		w.add("m.id IN (SELECT machine_id FROM interfaces WHERE mac IN "+placeholders(len(f.MACs))+")", anys(f.MACs)...)
 	}
+	in(w, "m.hardware_uuid", f.UUIDs)
+	if f.BMCHost != "" {
+		// The identity is type|host|port|system; '|' never occurs in a
+		// host, and the caller compares exactly what LIKE lets through.
+		w.add("m.bmc_identity LIKE ?", "%|"+f.BMCHost+"|%")
+	}
 	statuses := make([]int, len(f.Statuses))
 	for i, st := range f.Statuses {
 		statuses[i] = int(st)

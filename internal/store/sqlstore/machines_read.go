@@ -22,7 +22,8 @@ func machineSelect(withPower bool) string {
 	return `SELECT m.id, m.system_id, m.hostname, m.domain, m.architecture, m.description,
 		m.status, m.status_message, m.previous_status, m.status_expires, m.owner, z.name, p.name,
 		m.power_type, ` + power + `, m.power_state, m.erase_mode, m.drift_policy, m.power_watch, m.cpu_count, m.memory, m.storage,
-		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version`
+		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version,
+		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory`
 }
 
 // scanMachine reads one row of machineSelect; the interfaces and tags come
@@ -33,17 +34,25 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 		m      machine.Machine
 		sealed []byte
 		watch  string
+		inv    string
 	)
 	err := rows.Scan(&id, &m.SystemID, &m.Hostname, &m.Domain, &m.Architecture, &m.Description,
 		&m.Status, &m.StatusMessage, &m.PreviousStatus, timeDest{&m.StatusExpires}, &m.Owner, &m.Zone, &m.Pool,
 		&m.PowerType, &sealed, &m.PowerState, &m.EraseMode, &m.DriftPolicy, &watch, &m.CPUCount, &m.Memory, &m.Storage,
-		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version)
+		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version,
+		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv)
 	if err != nil {
 		return 0, m, fmt.Errorf("scan machine: %w", err)
 	}
 	if watch != "" {
 		if err := json.Unmarshal([]byte(watch), &m.Watch); err != nil {
 			return 0, m, fmt.Errorf("power watch of machine %s: %w", m.SystemID, err)
+		}
+	}
+	if inv != "" {
+		m.Inventory = new(machine.Inventory)
+		if err := json.Unmarshal([]byte(inv), m.Inventory); err != nil {
+			return 0, m, fmt.Errorf("inventory of machine %s: %w", m.SystemID, err)
 		}
 	}
 	if sealed != nil {

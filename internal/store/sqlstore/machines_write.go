@@ -24,6 +24,7 @@ var machineCols = []string{
 	"status", "status_message", "previous_status", "status_expires", "owner", "zone_id", "pool_id",
 	"power_type", "power_params", "power_state", "erase_mode", "drift_policy", "power_watch",
 	"cpu_count", "memory", "storage", "hardware_uuid", "osystem", "distro_series", "netboot", "created", "updated", "version",
+	"bmc_identity", "enrol_secret", "wrong_boots", "inventory",
 }
 
 var (
@@ -36,11 +37,17 @@ var (
 // driver accepts.
 func (s *Store) machineArgs(m *machine.Machine, zoneID, poolID int64, params any) []any {
 	watch, _ := json.Marshal(m.Watch) // plain data: cannot fail
+	inv := ""
+	if m.Inventory != nil {
+		b, _ := json.Marshal(m.Inventory) // plain data: cannot fail
+		inv = string(b)
+	}
 	return []any{
 		m.SystemID, m.Hostname, m.Domain, m.Architecture, m.Description,
 		int(m.Status), m.StatusMessage, int(m.PreviousStatus), s.ntv(m.StatusExpires), m.Owner, zoneID, poolID,
 		m.PowerType, params, string(m.PowerState), string(m.EraseMode), string(m.DriftPolicy), string(watch),
 		m.CPUCount, m.Memory, m.Storage, m.HardwareUUID, m.OSystem, m.DistroSeries, m.Netboot, s.tv(m.Created), s.tv(m.Updated), m.Version,
+		m.BMCIdentity, m.EnrolSecret, m.WrongBoots, inv,
 	}
 }
 
@@ -80,7 +87,7 @@ func (s *Store) CreateMachine(ctx context.Context, m *machine.Machine, events []
 		if err != nil {
 			return err
 		}
-		if err := findConflict(ctx, q, &c, 0, true, true); err != nil {
+		if err := findConflict(ctx, q, &c, 0, true, true, true); err != nil {
 			return err
 		}
 		var id int64
@@ -168,7 +175,7 @@ func (s *Store) writeUpdate(ctx context.Context, q conn, id int64, before, m *ma
 		m.Updated = s.now()
 	}
 	ifacesChanged := !slices.Equal(before.Interfaces, m.Interfaces)
-	if err := findConflict(ctx, q, m, id, m.Hostname != before.Hostname, ifacesChanged); err != nil {
+	if err := findConflict(ctx, q, m, id, m.Hostname != before.Hostname, ifacesChanged, m.BMCIdentity != before.BMCIdentity); err != nil {
 		return err
 	}
 	zoneID, poolID, err := s.groupIDs(ctx, q, m.Zone, m.Pool)
@@ -256,9 +263,9 @@ func insertInterfaces(ctx context.Context, q conn, mid int64, ifaces []machine.I
 
 // findConflict returns a *store.ConflictError for the first of m's unique
 // values held by a machine other than row self (0 for a new machine), or
-// nil. It checks the system_id for new machines only, and the hostname and
-// MACs when asked.
-func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, hostname, macs bool) error {
+// nil. It checks the system_id for new machines only, and the hostname,
+// MACs and BMC when asked.
+func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, hostname, macs, bmc bool) error {
 	if self == 0 {
 		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE system_id = ?`, m.SystemID)
 		if err != nil {
@@ -275,6 +282,15 @@ func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, h
 		}
 		if h != "" {
 			return &store.ConflictError{What: "hostname " + m.Hostname, Holder: h}
+		}
+	}
+	if bmc && m.BMCIdentity != "" {
+		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE bmc_identity = ? AND id <> ?`, m.BMCIdentity, self)
+		if err != nil {
+			return fmt.Errorf("check BMC: %w", err)
+		}
+		if h != "" {
+			return &store.ConflictError{What: "BMC " + m.BMCIdentity, Holder: h}
 		}
 	}
 	if !macs || len(m.Interfaces) == 0 {
@@ -319,10 +335,10 @@ func (s *Store) explainUnique(ctx context.Context, err error, m *machine.Machine
 		return err
 	}
 	var ce *store.ConflictError
-	if errors.As(findConflict(ctx, s.conn(s.read), m, self, true, true), &ce) {
+	if errors.As(findConflict(ctx, s.conn(s.read), m, self, true, true, true), &ce) {
 		return ce
 	}
-	return &store.ConflictError{What: "system_id, hostname or mac_address"}
+	return &store.ConflictError{What: "system_id, hostname, BMC or mac_address"}
 }
 
 // forMachine returns events with m's SystemID and Hostname filled in where

@@ -57,6 +57,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"EventFilters", testEventFilters},
 		{"EventLimits", testEventLimits},
 		{"TenThousandMachines", testTenThousandMachines},
+		{"AgentFields", testAgentFields},
+		{"MachineTokens", testMachineTokens},
+		{"Results", testResults},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
