@@ -53,6 +53,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,18 +198,28 @@ func Start(cfg Config) (*BMC, error) {
 	// Its own process group, so that Close ends the scripts it runs too;
 	// Pdeathsig: it dies with this process should Close never come.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// Pdeathsig fires when the thread that forked exits, and Go ends
+	// threads (a goroutine that exits locked to one, as in
+	// netns.NS.Do): fork from a thread locked until ipmi_sim is gone.
+	started := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+		logf.Close()
+		close(b.simDone)
+	}()
+	if err := <-started; err != nil {
 		logf.Close()
 		b.stopChassis()
 		m.Close()
 		return nil, fmt.Errorf("ipmisim: %w", err)
 	}
 	b.sim = cmd
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(b.simDone)
-	}()
 
 	// Ready once it has bound both sockets, seen in its own namespace.
 	deadline := time.Now().Add(startTimeout)
@@ -381,6 +392,9 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 
 // serveChassis answers the chassis script until Close.
 func (b *BMC) serveChassis() {
+	// QEMU is forked here with Pdeathsig: keep this thread for as long as
+	// the machine can run (see Start).
+	runtime.LockOSThread()
 	defer close(b.ctlDone)
 	for {
 		f, err := os.OpenFile(b.path("chassis.req"), os.O_RDONLY, 0) // waits for a writer

@@ -155,7 +155,6 @@ func TestLAN(t *testing.T) {
 
 	// The LAN parameters the BMC reports about itself.
 	lan := ipmitool(t, b, "lan", "print", "1")
-	t.Logf("lan print 1:\n%s", lan)
 	if !regexp.MustCompile(`IP Address\s+: 127\.0\.0\.1`).MatchString(lan) || !strings.Contains(lan, testMAC) ||
 		!regexp.MustCompile(`Subnet Mask\s+: 255\.255\.255\.0`).MatchString(lan) {
 		t.Fatalf("lan print 1:\n%s", lan)
@@ -176,6 +175,13 @@ func TestLAN(t *testing.T) {
 	t.Logf("power on: %s", time.Since(t0))
 	if !b.Running() || query() != machine.PowerOn {
 		t.Fatal("not on after power on")
+	}
+	first := waitFor(t, "SeaBIOS to give up the disk", 30*time.Second, func() bool {
+		s, _ := os.ReadFile(b.Serial())
+		return strings.Contains(string(s), "iPXE")
+	})
+	if s, _ := os.ReadFile(b.Serial()); !strings.Contains(string(s), "Hard Disk") {
+		t.Fatalf("a disk boot did not try the disk (%s):\n%s", first, s)
 	}
 	t.Logf("chardev connected %s after power on", waitFor(t, "in-band connection", 15*time.Second, func() bool { return chardevConnected(b) }))
 	if c := cmdline(b.Machine().Pid()); !strings.Contains(c, "-boot order=c") || !strings.Contains(c, "isa-ipmi-kcs") {
@@ -208,15 +214,23 @@ func TestLAN(t *testing.T) {
 	if out := ipmitool(t, b, "chassis", "bootparam", "get", "5"); !strings.Contains(out, "Force PXE") {
 		t.Fatalf("bootparam get 5:\n%s", out)
 	}
+	before, _ := os.ReadFile(b.Serial())
 	ipmitool(t, b, "chassis", "power", "on")
 	pid = b.Machine().Pid()
 	if c := cmdline(pid); !strings.Contains(c, "-boot once=n,order=c") {
 		t.Fatalf("after boot pxe, qemu command line: %s", c)
 	}
+	// SeaBIOS goes to the NIC's iPXE first, not after failing the disk
+	// (it has no disk: a disk boot ends in iPXE too).
+	var boot string
 	t.Logf("iPXE on the serial console %s after power on", waitFor(t, "iPXE on the serial console", 60*time.Second, func() bool {
 		s, _ := os.ReadFile(b.Serial())
-		return strings.Contains(string(s), "iPXE")
+		boot = string(s[min(len(before), len(s)):])
+		return strings.Contains(boot, "iPXE")
 	}))
+	if i := strings.Index(boot, "iPXE"); strings.Contains(boot[:i], "Hard Disk") {
+		t.Fatalf("SeaBIOS tried the disk first:\n%s", boot)
+	}
 	// The boot once is used up.
 	if out := ipmitool(t, b, "chassis", "bootparam", "get", "5"); strings.Contains(out, "Force PXE") {
 		t.Fatalf("boot once still set:\n%s", out)
