@@ -39,6 +39,7 @@ func serveCmd() *cobra.Command {
 		tftp    string
 		bhttp   string
 		bootURL string
+		enlistC bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +55,7 @@ func serveCmd() *cobra.Command {
 			t0 := time.Now()
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
-				Monitor:  region.MonitorConfig{Interval: poll},
+				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC,
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
 			})
@@ -82,6 +83,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&tftp, "tftp-listen", ":69", "TFTP address of the rack in this process (empty: no TFTP)")
 	c.Flags().StringVar(&bhttp, "boot-http-listen", ":5248", "HTTP boot address of the rack in this process (empty: no HTTP boot)")
 	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: from --boot-http-listen)")
+	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	return c
 }

@@ -12,18 +12,19 @@ package agentapi
 
 import "github.com/anvilmetal/anvil/internal/machine"
 
-// Paths under the region's base URL (http://region:5240/MAAS).
+// Paths under the metadata URL the kernel command line gives
+// (anvil.url=http://region:5240/MAAS/metadata/).
 const (
-	HelloPath  = "/metadata/anvil/v1/hello"
-	EnlistPath = "/metadata/anvil/v1/enlist"
+	HelloPath  = "anvil/v1/hello"
+	EnlistPath = "anvil/v1/enlist"
 	// MetadataPath is MAAS's metadata version the agent and cloud-init use:
 	// GET meta-data/..., GET user-data, POST op=signal.
-	MetadataPath = "/metadata/2012-03-01/"
+	MetadataPath = "2012-03-01/"
 )
 
 // Kernel command line parameters Anvil renders for the environment.
 const (
-	ParamURL     = "anvil.url"     // the region's base URL (…/MAAS)
+	ParamURL     = "anvil.url"     // the metadata URL (http://region:5240/MAAS/metadata/)
 	ParamPurpose = "anvil.purpose" // enlist, ephemeral or install
 	ParamEnrol   = "anvil.enrol"   // one-time enrolment secret, per-MAC configs only
 )

@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// Client calls the metadata API. Base is the region's base URL as the
-// kernel command line gives it (http://region:5240/MAAS).
+// Client calls the metadata API. Base is the metadata URL as the kernel
+// command line gives it (http://region:5240/MAAS/metadata/).
 type Client struct {
 	Base  string
 	Token string // consumer:key:secret, after proceed or enlist
@@ -107,7 +107,7 @@ func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
 	return nil
 }
 
-func (c *Client) url(path string) string { return strings.TrimRight(c.Base, "/") + path }
+func (c *Client) url(path string) string { return strings.TrimRight(c.Base, "/") + "/" + path }
 
 func (c *Client) do(req *http.Request) ([]byte, error) {
 	if c.Token != "" {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/oauth"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -48,17 +46,11 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	if h == "" {
 		return principal{}, nil
 	}
-	params, err := parseOAuthHeader(h)
+	cred, err := oauth.Parse(h)
 	if err != nil {
 		return principal{}, errUnauthorized{err.Error()}
 	}
-	if m := params["oauth_signature_method"]; m != "PLAINTEXT" {
-		return principal{}, errUnauthorized{fmt.Sprintf("unsupported oauth_signature_method %q (only PLAINTEXT)", m)}
-	}
-	ck, tk, sig := params["oauth_consumer_key"], params["oauth_token"], params["oauth_signature"]
-	if ck == "" || tk == "" {
-		return principal{}, errUnauthorized{"oauth_consumer_key and oauth_token are required"}
-	}
+	ck, tk, sig := cred.ConsumerKey, cred.TokenKey, cred.Signature
 	tok, user, err := s.store.LookupToken(r.Context(), ck, tk)
 	if errors.Is(err, store.ErrNotFound) {
 		return principal{}, errUnauthorized{"Invalid access token"}
@@ -75,37 +67,4 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	return principal{user: &user}, nil
 }
 
-// parseOAuthHeader splits `OAuth k="v", k2="v2"` into decoded pairs.
-func parseOAuthHeader(h string) (map[string]string, error) {
-	scheme, rest, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "OAuth") {
-		return nil, errors.New("the Authorization header must use the OAuth scheme")
-	}
-	out := map[string]string{}
-	for _, part := range strings.Split(rest, ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(part, "=")
-		if !ok {
-			return nil, fmt.Errorf("malformed OAuth parameter %q", truncate(part, 40))
-		}
-		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-			return nil, fmt.Errorf("OAuth parameter %s must be quoted", truncate(k, 40))
-		}
-		dv, err := url.PathUnescape(v[1 : len(v)-1])
-		if err != nil {
-			return nil, fmt.Errorf("OAuth parameter %s is not percent-encoded properly", truncate(k, 40))
-		}
-		out[strings.TrimSpace(k)] = dv
-	}
-	return out, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func truncate(s string, n int) string { return oauth.Truncate(s, n) }

@@ -236,9 +236,19 @@ func (s *Server) details(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	results, err := s.store.ListResults(r.Context(), m.SystemID)
+	if err != nil {
+		return err
+	}
+	files := map[string]string{}
+	for _, res := range results {
+		files[res.Name] = string(res.Data)
+	}
+	// MAAS answers lshw and lldp output; Anvil's environment reports a
+	// structured inventory and the raw files it read it from.
 	writeJSON(w, http.StatusOK, map[string]any{
 		"system_id": m.SystemID, "cpu_count": m.CPUCount, "memory": m.Memory, "storage": m.Storage,
-		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil,
+		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil, "inventory": m.Inventory, "results": files,
 	})
 	return nil
 }

@@ -3,9 +3,7 @@ package api
 import (
 	"errors"
 
-	"crypto/rand"
 	"github.com/anvilmetal/anvil/internal/store"
-	"math/big"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -39,7 +37,7 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 			m.Domain = domain
 		}
 	} else {
-		m.Hostname = petname()
+		m.Hostname = machine.Petname()
 	}
 	if len(m.Description) > 1024 {
 		return m, false, badField("description", "must be at most 1024 characters")
@@ -62,14 +60,16 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	if m.PowerParams, _, err = parsePowerParameters(r); err != nil {
 		return m, false, err
 	}
-	if len(m.Interfaces) == 0 {
-		return m, false, badField("mac_addresses", "at least one MAC address is required")
+	if len(m.Interfaces) == 0 && m.PowerType == "manual" {
+		return m, false, badField("mac_addresses", "at least one MAC address is required, unless the machine is added by its BMC (power_type and power_parameters)")
 	}
 	if err := s.checkGroups(r, m.Zone, m.Pool); err != nil {
 		return m, false, err
 	}
 	commission, err := boolParam(r, "commission")
-	return m, commission, err
+	// A machine added by its BMC alone is booted to learn its MACs: that
+	// boot is its commissioning.
+	return m, commission || len(m.Interfaces) == 0, err
 }
 
 // checkGroups turns an unknown zone or pool into a field error.
@@ -96,19 +96,4 @@ func firstOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// petname makes a readable hostname for machines added without one, as
-// MAAS does; a clash is unlikely and the store refuses it anyway.
-func petname() string {
-	adjectives := []string{"amber", "brave", "calm", "deft", "eager", "fair", "glad", "hardy", "keen", "lucid",
-		"merry", "noble", "polar", "quick", "rapid", "solid", "tidy", "vivid", "witty", "young"}
-	nouns := []string{"anvil", "badger", "cedar", "dingo", "ember", "falcon", "gecko", "heron", "ibex", "jackal",
-		"koala", "lynx", "marten", "newt", "otter", "puffin", "quail", "raven", "stoat", "tapir"}
-	pick := func(l []string) string {
-		n, _ := rand.Int(rand.Reader, big.NewInt(int64(len(l))))
-		return l[n.Int64()]
-	}
-	n, _ := rand.Int(rand.Reader, big.NewInt(10000))
-	return sprintf("%s-%s-%04d", pick(adjectives), pick(nouns), n.Int64())
 }

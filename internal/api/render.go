@@ -170,6 +170,13 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		bi := renderIface(m.SystemID, b)
 		j.BootInterface = &bi
 	}
+	if inv := m.Inventory; inv != nil {
+		j.HardwareInfo = hardwareInfo(inv)
+		for k, d := range inv.Disks {
+			bd := renderDisk(m.SystemID, k+1, d)
+			j.PhysicalBlock, j.BlockDevices = append(j.PhysicalBlock, bd), append(j.BlockDevices, bd)
+		}
+	}
 	if showParams {
 		j.PowerParams = m.PowerParams
 	}
@@ -184,6 +191,58 @@ func renderIface(systemID string, i machine.Interface) ifaceJSON {
 		ID: i.ID, Name: i.Name, Type: "physical", Enabled: true, MACAddress: i.MAC,
 		Tags: []string{}, Links: []any{}, EffectiveMTU: 1500, Parents: []string{}, Children: []string{},
 		SystemID: systemID, ResourceURI: Prefix + "nodes/" + systemID + "/interfaces/" + itoa(i.ID) + "/",
+	}
+}
+
+// hardwareInfo is MAAS's hardware_info summary of an inventory.
+func hardwareInfo(inv *machine.Inventory) map[string]string {
+	h := map[string]string{
+		"system_vendor": inv.SMBIOS.Vendor, "system_product": inv.SMBIOS.Product, "system_serial": inv.SMBIOS.Serial,
+		"cpu_model": inv.CPU.Model, "firmware": inv.Firmware,
+	}
+	if inv.CPU.MHz > 0 {
+		h["cpu_speed"] = itoa(int64(inv.CPU.MHz)) + " MHz"
+	}
+	if inv.BMC != nil {
+		h["bmc_type"], h["bmc_address"], h["bmc_mac"] = inv.BMC.Type, inv.BMC.Address, inv.BMC.MAC
+	}
+	for k, v := range h {
+		if v == "" {
+			h[k] = "Unknown"
+		}
+	}
+	return h
+}
+
+// blockJSON is a physical block device as MAAS renders one.
+type blockJSON struct {
+	ID          int64    `json:"id"`
+	Name        string   `json:"name"`
+	Type        string   `json:"type"`
+	Model       string   `json:"model"`
+	Serial      string   `json:"serial"`
+	Size        int64    `json:"size"`
+	BlockSize   int      `json:"block_size"`
+	Path        string   `json:"path"`
+	IDPath      string   `json:"id_path"`
+	Tags        []string `json:"tags"`
+	SystemID    string   `json:"system_id"`
+	ResourceURI string   `json:"resource_uri"`
+}
+
+func renderDisk(systemID string, id int, d machine.Disk) any {
+	tag := "ssd"
+	if d.Rotational {
+		tag = "rotary"
+	}
+	bs := d.BlockSize
+	if bs == 0 {
+		bs = 512
+	}
+	return blockJSON{
+		ID: int64(id), Name: d.Name, Type: "physical", Model: d.Model, Serial: d.Serial, Size: d.Size, BlockSize: bs,
+		Path: "/dev/disk/by-dname/" + d.Name, IDPath: "/dev/" + d.Name, Tags: []string{tag}, SystemID: systemID,
+		ResourceURI: Prefix + "nodes/" + systemID + "/blockdevices/" + itoa(int64(id)) + "/",
 	}
 }
 

@@ -64,9 +64,9 @@ type Machine struct {
 	// one the status wants: the loop guard.
 	WrongBoots int
 	// Inventory is what commissioning found; nil before.
-	Inventory    *Inventory
-	Created      time.Time
-	Updated      time.Time
+	Inventory *Inventory
+	Created   time.Time
+	Updated   time.Time
 	// Version increases with every stored change; stores use it to refuse
 	// an update built on a stale read.
 	Version int64

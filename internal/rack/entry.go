@@ -22,6 +22,9 @@ type Entry struct {
 	OSystem  string              `json:"osystem,omitempty"`
 	Series   string              `json:"distro_series,omitempty"`
 	Version  int64               `json:"version"`
+	// Enrol is the machine's one-time enrolment secret, put on its own
+	// boot's kernel command line only.
+	Enrol string `json:"enrol,omitempty"`
 }
 
 // EntryOf derives a machine's entry; the purpose is the domain's decision.
@@ -29,7 +32,7 @@ func EntryOf(m *machine.Machine) Entry {
 	e := Entry{
 		SystemID: m.SystemID, Hostname: m.Hostname, Domain: m.Domain, Arch: m.Architecture,
 		Status: m.Status, Purpose: machine.PurposeOf(m.Status), UUID: m.HardwareUUID,
-		OSystem: m.OSystem, Series: m.DistroSeries, Version: m.Version,
+		OSystem: m.OSystem, Series: m.DistroSeries, Version: m.Version, Enrol: m.EnrolSecret,
 	}
 	for _, i := range m.Interfaces {
 		e.MACs = append(e.MACs, i.MAC)

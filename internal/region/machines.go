@@ -37,6 +37,11 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 	if err := s.ValidatePower(m.PowerType, m.PowerParams); err != nil {
 		return err
 	}
+	id, err := s.bmcIdentity(*m)
+	if err != nil {
+		return err
+	}
+	m.BMCIdentity = id
 	now := s.Now()
 	m.Created, m.Updated = now, now
 	if m.PowerState == "" {
@@ -63,7 +68,7 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 // Update applies an edit (the API's PUT) to a machine the actor may edit,
 // recording which fields changed. Power parameters are re-validated.
 func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID string, edit func(m *machine.Machine) error) (machine.Machine, error) {
-	m, err := s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
 		if !machine.CanView(actor, m) {
 			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
 		}
@@ -77,6 +82,11 @@ func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID stri
 		if err := s.ValidatePower(m.PowerType, m.PowerParams); err != nil {
 			return nil, err
 		}
+		id, err := s.bmcIdentity(*m)
+		if err != nil {
+			return nil, err
+		}
+		m.BMCIdentity = id
 		changed := changedFields(&before, m)
 		if len(changed) == 0 {
 			return nil, nil

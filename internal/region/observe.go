@@ -27,7 +27,7 @@ func (s *Service) observe(ctx context.Context, r power.Result) {
 		correct machine.PowerAction
 		changed bool
 	)
-	m, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+	m, err := s.update(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
 		w := m.Watch
 		if w.Observed == "" && w.LastAsk.At.IsZero() {
 			w = machine.AdoptPowerWatch(*m, now)

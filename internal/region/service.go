@@ -25,8 +25,11 @@ type Service struct {
 	// resolved per machine.
 	Drift machine.DriftConfig
 	Hub   *Hub
-	Log   *slog.Logger
-	Now   func() time.Time
+	// EnlistCommission sends machines that enlist straight on to
+	// commissioning instead of powering them off NEW.
+	EnlistCommission bool
+	Log              *slog.Logger
+	Now              func() time.Time
 }
 
 // New wires a service; the coordinator reports its results back to it.
@@ -40,10 +43,31 @@ func New(st store.Store, drivers power.Registry, cfg machine.Config, pcfg power.
 // Act applies one action to a machine on behalf of actor. A machine the
 // actor may not see is reported as not found, as MAAS does.
 func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *store.PowerRequest, error) {
+	return s.act(ctx, actor, systemID, in, actOpts{})
+}
+
+// actOpts adjust act for the environment's own calls.
+type actOpts struct {
+	// before runs inside the transaction, before the step; its error
+	// aborts the whole change.
+	before func(m *machine.Machine) ([]machine.Event, error)
+	// noPower skips the power work the step asks for: the machine is
+	// already running the environment the step would boot.
+	noPower bool
+}
+
+func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input, opts actOpts) (machine.Machine, *store.PowerRequest, error) {
 	var out machine.Outcome
-	m, err := s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
 		if !machine.CanView(actor, m) {
 			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+		}
+		var pre []machine.Event
+		if opts.before != nil {
+			var err error
+			if pre, err = opts.before(m); err != nil {
+				return nil, err
+			}
 		}
 		in.Actor, in.Now = actor, s.Now()
 		o, err := machine.Step(*m, in, s.Config)
@@ -52,13 +76,13 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 		}
 		o.Machine.Watch = machine.NoteStep(o.Machine.Watch, in, o)
 		*m, out = o.Machine, o
-		return o.Events, nil
+		return append(pre, o.Events...), nil
 	})
 	if err != nil {
 		return machine.Machine{}, nil, err
 	}
 	s.Hub.Notify()
-	if out.Power == machine.PowerNone {
+	if out.Power == machine.PowerNone || opts.noPower {
 		return m, nil, nil
 	}
 	reason := string(in.Action)
@@ -75,6 +99,20 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 	return m, &req, nil
 }
 
+// update is Store.UpdateMachine with the region's invariants kept after
+// every change: a machine in a netbooting phase has an enrolment secret
+// for its boot, and one outside such a phase has none and no wrong boots.
+func (s *Service) update(ctx context.Context, systemID string, fn store.UpdateFunc) (machine.Machine, error) {
+	return s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		evs, err := fn(m)
+		if err != nil {
+			return nil, err
+		}
+		keepEnrol(m)
+		return evs, nil
+	})
+}
+
 // PowerResult records a finished power command and the lifecycle step it
 // implies. It implements power.Reporter. Query results feed the drift
 // policy (see observe); action results are recorded as events.
@@ -87,7 +125,7 @@ func (s *Service) PowerResult(ctx context.Context, r power.Result) {
 	report := machine.PowerReport{
 		Action: action, State: r.State, Err: r.Err, User: r.Request.RequestedBy, Duration: r.Duration, Now: s.Now(),
 	}
-	_, err := s.Store.UpdateMachine(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+	_, err := s.update(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
 		out := machine.ApplyPower(*m, report, s.Config)
 		*m = out.Machine
 		return out.Events, nil
@@ -110,7 +148,7 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	failed := 0
 	for _, id := range ids {
 		expired := false
-		_, err := s.Store.UpdateMachine(ctx, id, func(m *machine.Machine) ([]machine.Event, error) {
+		_, err := s.update(ctx, id, func(m *machine.Machine) ([]machine.Event, error) {
 			out, ok := machine.Expire(*m, now, s.Config)
 			if !ok {
 				return nil, nil

@@ -23,6 +23,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/api"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/metadata"
 	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/power/ipmi"
 	"github.com/anvilmetal/anvil/internal/power/redfish"
@@ -50,6 +51,11 @@ type Config struct {
 	Power power.Config
 	// Monitor tunes the power monitor (poll interval, back-off).
 	Monitor region.MonitorConfig
+	// Metadata tunes the metadata API's anonymous rate limit.
+	Metadata metadata.Options
+	// EnlistCommission sends enlisting machines straight on to
+	// commissioning instead of powering them off NEW.
+	EnlistCommission bool
 	// TFTPAddr and BootHTTPAddr, when set, run a rack in this process:
 	// TFTP and HTTP boot answered from a cache this region feeds.
 	TFTPAddr, BootHTTPAddr string
@@ -103,6 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	drivers := power.NewRegistry(power.Manual{}, ipmi.Driver{}, redfish.Driver{}, webhook.Driver{})
 	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
+	svc.EnlistCommission = cfg.EnlistCommission
 	if cfg.DriftGrace != 0 {
 		svc.Drift.Grace = cfg.DriftGrace
 	}
@@ -113,6 +120,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version}))
+	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -1,0 +1,259 @@
+// Package metadata serves the metadata API under /MAAS/metadata/: the
+// ephemeral environment's two anonymous calls (hello, enlist) and MAAS's
+// token-authenticated endpoints (meta-data, user-data, op=signal). It
+// speaks HTTP only; the region decides.
+package metadata
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/agentapi"
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/oauth"
+	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// Prefix is where the metadata API is mounted.
+const Prefix = "/MAAS/metadata/"
+
+// Limits on request bodies.
+const (
+	maxJSONBody   = 1 << 20
+	maxSignalBody = 32 << 20
+)
+
+// Options tune the anonymous calls' rate limit per source address.
+type Options struct {
+	Rate  float64 // requests per second; 5 if zero
+	Burst int     // 20 if zero
+}
+
+// Server is the metadata API.
+type Server struct {
+	svc   *region.Service
+	log   *slog.Logger
+	limit *limiter
+	mux   *http.ServeMux
+}
+
+// New returns the metadata API over svc.
+func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
+	if opts.Rate <= 0 {
+		opts.Rate = 5
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = 20
+	}
+	s := &Server{svc: svc, log: log, limit: newLimiter(opts.Rate, opts.Burst), mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST "+Prefix+agentapi.HelloPath, s.anonymous(s.hello))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(s.enlist))
+	s.mux.HandleFunc("GET "+Prefix+"{$}", func(w http.ResponseWriter, r *http.Request) {
+		text(w, http.StatusOK, "2012-03-01\nlatest\n")
+	})
+	for _, v := range []string{"2012-03-01", "latest"} {
+		p := Prefix + v + "/"
+		s.mux.HandleFunc("GET "+p+"{$}", s.authed(func(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+			text(w, http.StatusOK, "meta-data\nuser-data\n")
+		}))
+		s.mux.HandleFunc("GET "+p+"meta-data/{item...}", s.authed(s.metaData))
+		s.mux.HandleFunc("GET "+p+"user-data", s.authed(s.userData))
+		s.mux.HandleFunc("POST "+p+"{$}", s.authed(s.signal))
+	}
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// source is the caller's address; proxies are not trusted to say another.
+func source(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) anonymous(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.limit.allow(source(r)) {
+			w.Header().Set("Retry-After", "1")
+			jsonError(w, http.StatusTooManyRequests, "too many requests from "+source(r))
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) hello(w http.ResponseWriter, r *http.Request) {
+	var req agentapi.HelloRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.svc.Hello(r.Context(), req, source(r))
+	s.answer(w, r, resp, err)
+}
+
+func (s *Server) enlist(w http.ResponseWriter, r *http.Request) {
+	var req agentapi.EnlistRequest
+	if !decode(w, r, &req) {
+		return
+	}
+	resp, err := s.svc.Enlist(r.Context(), req, source(r))
+	s.answer(w, r, resp, err)
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, resp agentapi.HelloResponse, err error) {
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("environment answered", "source", source(r), "action", resp.Action, "system_id", resp.SystemID, "phase", resp.Phase)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(resp)
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "application/json" {
+		jsonError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err := dec.Decode(v); err != nil {
+		jsonError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+		return false
+	}
+	if dec.More() {
+		jsonError(w, http.StatusBadRequest, "bad request body: trailing data")
+		return false
+	}
+	return true
+}
+
+// authed checks the machine token: the handler only ever sees the one
+// machine the token belongs to, so no call can reach another machine.
+func (s *Server) authed(h func(http.ResponseWriter, *http.Request, machine.Machine)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cred, err := oauth.Parse(r.Header.Get("Authorization"))
+		if err != nil {
+			text(w, http.StatusUnauthorized, "Authorization Error: "+err.Error())
+			return
+		}
+		m, err := s.svc.MachineForToken(r.Context(), cred.ConsumerKey, cred.TokenKey, cred.Secret())
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			text(w, http.StatusUnauthorized, "Authorization Error: invalid machine token")
+			return
+		case errors.Is(err, region.ErrTokenExpired):
+			text(w, http.StatusUnauthorized, "Authorization Error: "+err.Error())
+			return
+		case err != nil:
+			s.fail(w, r, err)
+			return
+		}
+		h(w, r, m)
+	}
+}
+
+func (s *Server) metaData(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+	switch r.PathValue("item") {
+	case "":
+		text(w, http.StatusOK, "instance-id\nlocal-hostname\npublic-keys\n")
+	case "instance-id":
+		text(w, http.StatusOK, m.SystemID)
+	case "local-hostname":
+		text(w, http.StatusOK, m.Hostname)
+	case "public-keys":
+		// SSH keys belong to deployment: a commissioning machine has none.
+		text(w, http.StatusOK, "")
+	default:
+		text(w, http.StatusNotFound, "no such item")
+	}
+}
+
+func (s *Server) userData(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+	text(w, http.StatusNotFound, "no user data for "+m.SystemID)
+}
+
+// signal is MAAS's op=signal: a form (multipart when it carries files)
+// with op, status, error and the result files.
+func (s *Server) signal(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxSignalBody)
+	if err := r.ParseMultipartForm(8 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		text(w, http.StatusBadRequest, "bad form: "+err.Error())
+		return
+	}
+	if op := r.FormValue("op"); op != "signal" {
+		text(w, http.StatusBadRequest, fmt.Sprintf("unknown op %q (only signal)", oauth.Truncate(op, 40)))
+		return
+	}
+	files := map[string][]byte{}
+	if r.MultipartForm != nil {
+		for name, fhs := range r.MultipartForm.File {
+			if len(name) > 128 || strings.ContainsAny(name, "/\\\x00") {
+				text(w, http.StatusBadRequest, "bad result file name")
+				return
+			}
+			f, err := fhs[0].Open()
+			if err != nil {
+				text(w, http.StatusBadRequest, "bad result file: "+err.Error())
+				return
+			}
+			data, err := io.ReadAll(f)
+			f.Close()
+			if err != nil {
+				text(w, http.StatusBadRequest, "bad result file: "+err.Error())
+				return
+			}
+			files[name] = data
+		}
+	}
+	_, err := s.svc.Signal(r.Context(), m.SystemID, m.Status, r.FormValue("status"), r.FormValue("error"), files)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	text(w, http.StatusOK, "OK")
+}
+
+// fail answers an error in words; internal errors are logged, not shown.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ve *region.ValidationError
+	var fe *machine.ForbiddenError
+	switch {
+	case errors.As(err, &ve):
+		jsonError(w, http.StatusBadRequest, ve.Error())
+	case errors.Is(err, region.ErrTokenExpired):
+		jsonError(w, http.StatusUnauthorized, err.Error())
+	case errors.As(err, &fe), errors.Is(err, machine.ErrForbidden):
+		jsonError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, store.ErrConflict):
+		jsonError(w, http.StatusConflict, err.Error())
+	case errors.Is(err, store.ErrNotFound):
+		jsonError(w, http.StatusNotFound, err.Error())
+	default:
+		s.log.Error("metadata API", "path", r.URL.Path, "source", source(r), "err", err)
+		jsonError(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+func jsonError(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(agentapi.Error{Error: msg})
+}
+
+func text(w http.ResponseWriter, code int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(code)
+	io.WriteString(w, body)
+}

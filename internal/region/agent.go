@@ -1,0 +1,461 @@
+package region
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/agentapi"
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// The ephemeral environment's calls: the known-machine check, enlistment
+// and signals. The decisions are package machine's (Identify, Greet, Step);
+// this file finds the candidates, stores the outcome and does the power
+// work.
+
+// ErrTokenExpired is a machine token used after its machine left the
+// status it was issued for.
+var ErrTokenExpired = errors.New("the machine's token is no longer valid")
+
+// Limits on what an environment may report.
+const (
+	maxMACs        = 64
+	maxDisks       = 1024
+	maxResultFiles = 64
+)
+
+// keepEnrol keeps the enrolment secret in step with the status: a machine
+// in a phase that netboots Anvil's environment has one for its boot; any
+// other has none, and no wrong boots counted.
+func keepEnrol(m *machine.Machine) {
+	p := machine.PurposeOf(m.Status)
+	netboot := m.Status != machine.New && (p == machine.BootEphemeral || p == machine.BootInstall)
+	switch {
+	case netboot && m.EnrolSecret == "":
+		m.EnrolSecret = newSecret()
+	case !netboot:
+		m.EnrolSecret, m.WrongBoots = "", 0
+	}
+}
+
+func newSecret() string {
+	b := make([]byte, 18)
+	rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// bmcIdentity is "type|host|port|system" for the machine's power settings,
+// "" for power types without a BMC of their own.
+func (s *Service) bmcIdentity(m machine.Machine) (string, error) {
+	b, err := s.Power.BMCOf(m)
+	if err != nil {
+		return "", &ValidationError{Field: "power_parameters", Err: err}
+	}
+	if b.Address == "" {
+		return "", nil
+	}
+	host, port, err := net.SplitHostPort(b.Address)
+	if err != nil {
+		host, port = b.Address, ""
+	}
+	return strings.Join([]string{b.Type, strings.ToLower(host), port, b.System}, "|"), nil
+}
+
+// checkIdentity normalises what an environment says about itself and
+// refuses what cannot be right.
+func checkIdentity(id *agentapi.Identity) error {
+	if len(id.MACs) == 0 || len(id.MACs) > maxMACs {
+		return &ValidationError{Field: "macs", Err: fmt.Errorf("between 1 and %d MAC addresses are required", maxMACs)}
+	}
+	var macs []string
+	for _, raw := range id.MACs {
+		mac, err := machine.NormaliseMAC(raw)
+		if err != nil {
+			return &ValidationError{Field: "macs", Err: err}
+		}
+		if !slices.Contains(macs, mac) {
+			macs = append(macs, mac)
+		}
+	}
+	id.MACs = macs
+	if id.BootMAC != "" {
+		mac, err := machine.NormaliseMAC(id.BootMAC)
+		if err != nil {
+			return &ValidationError{Field: "boot_mac", Err: err}
+		}
+		id.BootMAC = mac
+	}
+	id.UUID = strings.ToLower(strings.TrimSpace(id.UUID))
+	if len(id.UUID) > 64 || len(id.Arch) > 64 {
+		return &ValidationError{Field: "uuid", Err: errors.New("too long")}
+	}
+	if b := id.BMC; b != nil {
+		if b.Type != "ipmi" && b.Type != "redfish" {
+			return &ValidationError{Field: "bmc", Err: fmt.Errorf("unknown BMC type %q", b.Type)}
+		}
+		if b.Address != "" {
+			a, err := netip.ParseAddr(b.Address)
+			if err != nil || a.IsUnspecified() {
+				// An unconfigured BMC reads 0.0.0.0: not an identity.
+				b.Address = ""
+			} else {
+				b.Address = a.String()
+			}
+		}
+		if b.MAC != "" {
+			if mac, err := machine.NormaliseMAC(b.MAC); err == nil {
+				b.MAC = mac
+			} else {
+				b.MAC = ""
+			}
+		}
+	}
+	return nil
+}
+
+// candidates finds the machines an identity could be.
+func (s *Service) candidates(ctx context.Context, id agentapi.Identity) (machine.Candidates, error) {
+	var c machine.Candidates
+	var err error
+	if c.ByMAC, err = s.Store.ListMachines(ctx, store.MachineFilter{MACs: id.MACs}); err != nil {
+		return c, err
+	}
+	if machine.UsableUUID(id.UUID) {
+		if c.ByUUID, err = s.Store.ListMachines(ctx, store.MachineFilter{UUIDs: []string{id.UUID}}); err != nil {
+			return c, err
+		}
+	}
+	if id.BMC != nil && id.BMC.Address != "" {
+		ms, err := s.Store.ListMachines(ctx, store.MachineFilter{BMCHost: id.BMC.Address})
+		if err != nil {
+			return c, err
+		}
+		for _, m := range ms {
+			if machine.BMCHost(m.BMCIdentity) == id.BMC.Address {
+				c.ByBMC = append(c.ByBMC, m)
+			}
+		}
+	}
+	return c, nil
+}
+
+func helloOf(id agentapi.Identity, purpose string, s *Service) machine.Hello {
+	return machine.Hello{Booted: machine.BootPurpose(purpose), MACs: id.MACs, UUID: id.UUID, BMC: id.BMC, Now: s.Now()}
+}
+
+// Hello answers "do you know me?".
+func (s *Service) Hello(ctx context.Context, req agentapi.HelloRequest, source string) (agentapi.HelloResponse, error) {
+	if err := checkIdentity(&req.Identity); err != nil {
+		return agentapi.HelloResponse{}, err
+	}
+	switch machine.BootPurpose(req.Purpose) {
+	case machine.BootEnlist, machine.BootEphemeral, machine.BootInstall:
+	default:
+		return agentapi.HelloResponse{}, &ValidationError{Field: "purpose", Err: fmt.Errorf("unknown purpose %q", req.Purpose)}
+	}
+	c, err := s.candidates(ctx, req.Identity)
+	if err != nil {
+		return agentapi.HelloResponse{}, fmt.Errorf("known-machine check: %w", err)
+	}
+	h := helloOf(req.Identity, req.Purpose, s)
+	id := machine.Identify(c, h)
+	switch {
+	case id.Held != "":
+		return s.hold(ctx, id, req.Identity, source), nil
+	case id.Machine == nil:
+		return agentapi.HelloResponse{Action: agentapi.ActionEnlist, Message: "unknown machine: enlist"}, nil
+	}
+	return s.greet(ctx, id.Machine.SystemID, req, source)
+}
+
+// hold records why an environment was not matched, on every machine
+// concerned, and tells it to power off.
+func (s *Service) hold(ctx context.Context, id machine.Identification, ident agentapi.Identity, source string) agentapi.HelloResponse {
+	text := fmt.Sprintf("A machine booted from %s with MACs %s was held, not merged: %s", source, strings.Join(ident.MACs, ", "), id.Held)
+	for _, sid := range id.HeldIDs {
+		if m, err := s.Store.GetMachine(ctx, sid); err == nil {
+			s.record(ctx, m, machine.LevelWarning, "Enlistment held", text)
+		}
+	}
+	s.Log.Warn("environment held", "source", source, "reason", id.Held)
+	return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "held: " + id.Held}
+}
+
+// greet applies the known-machine decision to machine systemID.
+func (s *Service) greet(ctx context.Context, systemID string, req agentapi.HelloRequest, source string) (agentapi.HelloResponse, error) {
+	var out machine.HelloOutcome
+	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		// Identify again inside the transaction: the machine may have
+		// changed since the candidates were read.
+		id := machine.Identify(machine.Candidates{ByMAC: []machine.Machine{*m}}, helloOf(req.Identity, req.Purpose, s))
+		awaited := len(m.Interfaces) == 0
+		if !awaited && id.Machine == nil && !(req.BMC != nil && machine.BMCHost(m.BMCIdentity) == req.BMC.Address) {
+			return nil, fmt.Errorf("machine %s changed during the known-machine check: %w", systemID, store.ErrConflict)
+		}
+		var evs []machine.Event
+		if learned := learnInterfaces(m, req.Identity); len(learned) > 0 {
+			evs = append(evs, machine.Event{Type: "Interfaces learned", Level: machine.LevelInfo, Created: s.Now(),
+				Description: fmt.Sprintf("Booted from %s; learned interface(s) %s, so its next boot is its own", source, strings.Join(learned, ", "))})
+		}
+		h := helloOf(req.Identity, req.Purpose, s)
+		h.EnrolOK = req.Enrol != "" && m.EnrolSecret != "" && subtle.ConstantTimeCompare([]byte(req.Enrol), []byte(m.EnrolSecret)) == 1
+		out = machine.Greet(*m, h, awaited, s.Config)
+		*m = out.Machine
+		if out.Answer == machine.AnswerProceed {
+			// One use: the secret the boot carried is spent.
+			m.EnrolSecret = newSecret()
+		}
+		return append(evs, out.Events...), nil
+	})
+	if err != nil {
+		return agentapi.HelloResponse{}, err
+	}
+	s.Hub.Notify()
+	resp := agentapi.HelloResponse{Action: string(out.Answer), SystemID: m.SystemID, Hostname: m.Hostname, Message: eventText(out.Events)}
+	switch out.Answer {
+	case machine.AnswerProceed:
+		tok, err := s.Store.CreateMachineToken(ctx, m.SystemID, m.Status)
+		if err != nil {
+			return agentapi.HelloResponse{}, fmt.Errorf("issue token: %w", err)
+		}
+		resp.Phase, resp.Token, resp.Erase = out.Phase, tok.APIKey(), string(m.EraseMode)
+	case machine.AnswerReboot:
+		if out.Power == machine.PowerRestart && s.canReboot(m) {
+			if _, _, err := s.Power.Submit(ctx, m, machine.PowerRestart, "", "wrong boot: reboot into "+string(machine.PurposeOf(m.Status))); err == nil {
+				resp.WaitForBMC = true
+			} else {
+				s.record(ctx, m, machine.LevelError, "Power failed", fmt.Sprintf("could not queue the reboot: %v", err))
+			}
+		}
+	case machine.AnswerPowerOff:
+		if m.Status.Failed() {
+			s.Store.DeleteMachineTokens(ctx, m.SystemID)
+		}
+	}
+	return resp, nil
+}
+
+// canReboot says whether Anvil can reboot the machine through its BMC.
+func (s *Service) canReboot(m machine.Machine) bool {
+	b, err := s.Power.BMCOf(m)
+	return err == nil && b.Type != "manual"
+}
+
+// learnInterfaces adds the reported MACs the machine lacks, and its UUID
+// if it had none; it returns the MACs added.
+func learnInterfaces(m *machine.Machine, id agentapi.Identity) []string {
+	var added []string
+	for _, mac := range id.MACs {
+		if slices.ContainsFunc(m.Interfaces, func(i machine.Interface) bool { return i.MAC == mac }) {
+			continue
+		}
+		m.Interfaces = append(m.Interfaces, machine.Interface{Name: "eth" + strconv.Itoa(len(m.Interfaces)), MAC: mac})
+		added = append(added, mac)
+	}
+	if len(added) == len(m.Interfaces) && len(added) > 0 {
+		// The machine had none: the NIC it booted from is its boot NIC.
+		boot := slices.Index(added, id.BootMAC)
+		m.Interfaces[max(boot, 0)].Boot = true
+	}
+	if m.HardwareUUID == "" && machine.UsableUUID(id.UUID) {
+		m.HardwareUUID = id.UUID
+	}
+	return added
+}
+
+func eventText(evs []machine.Event) string {
+	if len(evs) == 0 {
+		return ""
+	}
+	return evs[len(evs)-1].Description
+}
+
+// Enlist creates a NEW machine for an environment nobody knows, or finds
+// it again: enlisting twice never makes two machines.
+func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source string) (agentapi.HelloResponse, error) {
+	if err := checkIdentity(&req.Identity); err != nil {
+		return agentapi.HelloResponse{}, err
+	}
+	if inv := req.Inventory; inv != nil && (len(inv.Disks) > maxDisks || len(inv.NICs) > maxMACs) {
+		return agentapi.HelloResponse{}, &ValidationError{Field: "inventory", Err: errors.New("too many disks or NICs")}
+	}
+	hello := agentapi.HelloRequest{Identity: req.Identity, Purpose: string(machine.BootEnlist)}
+	for attempt := 0; ; attempt++ {
+		c, err := s.candidates(ctx, req.Identity)
+		if err != nil {
+			return agentapi.HelloResponse{}, fmt.Errorf("enlist: %w", err)
+		}
+		id := machine.Identify(c, helloOf(req.Identity, hello.Purpose, s))
+		switch {
+		case id.Held != "":
+			return s.hold(ctx, id, req.Identity, source), nil
+		case id.Machine != nil:
+			return s.greet(ctx, id.Machine.SystemID, hello, source)
+		}
+		m := s.enlisted(req, source)
+		ev := machine.Event{Type: "Enlisted", Level: machine.LevelInfo, Created: s.Now(), Description: m.StatusMessage}
+		err = s.Store.CreateMachine(ctx, &m, []machine.Event{ev})
+		var ce *store.ConflictError
+		if errors.As(err, &ce) && attempt < 3 {
+			// Another enlistment of the same machine won the race (the
+			// next round finds it), or the petname was taken.
+			continue
+		}
+		if err != nil {
+			return agentapi.HelloResponse{}, fmt.Errorf("enlist: %w", err)
+		}
+		s.Hub.Notify()
+		if !s.EnlistCommission {
+			return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, SystemID: m.SystemID, Hostname: m.Hostname,
+				Message: "enlisted as " + m.Hostname}, nil
+		}
+		// Straight on to commissioning in the environment already running.
+		m, _, err = s.act(ctx, machine.SystemActor, m.SystemID, machine.Input{Action: machine.Commission, Comment: "enlisted"}, actOpts{noPower: true})
+		if err != nil {
+			return agentapi.HelloResponse{}, fmt.Errorf("enlist: start commissioning: %w", err)
+		}
+		tok, err := s.Store.CreateMachineToken(ctx, m.SystemID, m.Status)
+		if err != nil {
+			return agentapi.HelloResponse{}, fmt.Errorf("enlist: issue token: %w", err)
+		}
+		return agentapi.HelloResponse{Action: agentapi.ActionProceed, SystemID: m.SystemID, Hostname: m.Hostname,
+			Phase: machine.PhaseOf(m.Status), Token: tok.APIKey(), Message: "enlisted as " + m.Hostname + "; commissioning"}, nil
+	}
+}
+
+// enlisted builds the NEW machine an enlistment creates.
+func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Machine {
+	now := s.Now()
+	m := machine.Machine{
+		Hostname: machine.Petname(), Architecture: req.Arch, Status: machine.New, PreviousStatus: machine.New,
+		PowerType: "manual", PowerState: machine.PowerUnknown, Created: now, Updated: now,
+	}
+	if m.Architecture == "" {
+		m.Architecture = "amd64/generic"
+	}
+	names := map[string]string{}
+	if req.Inventory != nil {
+		for _, n := range req.Inventory.NICs {
+			if mac, err := machine.NormaliseMAC(n.MAC); err == nil {
+				names[mac] = n.Name
+			}
+		}
+	}
+	for i, mac := range req.MACs {
+		name := names[mac]
+		if name == "" {
+			name = "eth" + strconv.Itoa(i)
+		}
+		m.Interfaces = append(m.Interfaces, machine.Interface{Name: name, MAC: mac, Boot: mac == req.BootMAC})
+	}
+	if !slices.ContainsFunc(m.Interfaces, func(i machine.Interface) bool { return i.Boot }) {
+		m.Interfaces[0].Boot = true
+	}
+	if machine.UsableUUID(req.UUID) {
+		m.HardwareUUID = req.UUID
+	}
+	if req.Inventory != nil {
+		inv := req.Inventory.Clone()
+		if inv.BMC == nil {
+			inv.BMC = req.BMC
+		}
+		machine.ApplyInventory(&m, inv)
+	}
+	text := fmt.Sprintf("Enlisted from %s with %d interface(s)", source, len(m.Interfaces))
+	if b := req.BMC; b != nil && b.Address != "" {
+		text += fmt.Sprintf("; its %s BMC is at %s (set its credentials to manage power)", b.Type, b.Address)
+	}
+	m.StatusMessage = text
+	return m
+}
+
+// MachineForToken checks a machine token: it must be the machine's
+// current one and the machine still in the status it was issued for.
+func (s *Service) MachineForToken(ctx context.Context, consumerKey, tokenKey, secret string) (machine.Machine, error) {
+	id, st, err := s.Store.LookupMachineToken(ctx, consumerKey, tokenKey, secret)
+	if err != nil {
+		return machine.Machine{}, err
+	}
+	m, err := s.Store.GetMachine(ctx, id)
+	if err != nil {
+		return machine.Machine{}, err
+	}
+	if m.Status != st {
+		return machine.Machine{}, fmt.Errorf("%w: machine %s is %s, the token was for %s", ErrTokenExpired, id, m.Status, st)
+	}
+	return m, nil
+}
+
+// Signal takes the environment's op=signal: status, an error text and
+// result files. The structured inventory, when sent, is checked before
+// anything is stored; the results are stored, then the inventory and the
+// step in one transaction.
+func (s *Service) Signal(ctx context.Context, systemID string, issued machine.Status, status, errText string, files map[string][]byte) (machine.Machine, error) {
+	action, err := machine.SignalAction(status)
+	if err != nil {
+		return machine.Machine{}, &ValidationError{Field: "status", Err: err}
+	}
+	if len(files) > maxResultFiles {
+		return machine.Machine{}, &ValidationError{Field: "files", Err: fmt.Errorf("at most %d files", maxResultFiles)}
+	}
+	var inv *machine.Inventory
+	if data, ok := files[agentapi.InventoryFile]; ok {
+		inv = new(machine.Inventory)
+		if err := json.Unmarshal(data, inv); err != nil {
+			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
+		}
+		if len(inv.Disks) > maxDisks || len(inv.NICs) > maxMACs {
+			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: errors.New("too many disks or NICs")}
+		}
+	}
+	if len(errText) > 4096 {
+		errText = errText[:4096]
+	}
+	if len(files) > 0 {
+		if err := s.Store.PutResults(ctx, systemID, files); err != nil {
+			return machine.Machine{}, err
+		}
+	}
+	before := func(m *machine.Machine) ([]machine.Event, error) {
+		if m.Status != issued {
+			return nil, fmt.Errorf("%w: machine %s is %s", ErrTokenExpired, systemID, m.Status)
+		}
+		if inv == nil {
+			return nil, nil
+		}
+		machine.ApplyInventory(m, *inv)
+		return []machine.Event{{Type: "Inventory", Level: machine.LevelInfo, Created: s.Now(), Description: inventorySummary(*inv)}}, nil
+	}
+	m, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: action, Comment: errText}, actOpts{before: before})
+	if err != nil {
+		return machine.Machine{}, err
+	}
+	if m.Status != issued {
+		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
+	}
+	return m, nil
+}
+
+func inventorySummary(inv machine.Inventory) string {
+	var disks int64
+	for _, d := range inv.Disks {
+		disks += d.Size
+	}
+	text := fmt.Sprintf("Inventory: %d CPU thread(s) (%s), %d MiB memory, %d disk(s) of %.1f GB, %d NIC(s), %s firmware",
+		inv.CPU.Threads, inv.CPU.Model, inv.MemoryMiB, len(inv.Disks), float64(disks)/1e9, len(inv.NICs), inv.Firmware)
+	if inv.BMC != nil && inv.BMC.Address != "" {
+		text += fmt.Sprintf(", %s BMC at %s", inv.BMC.Type, inv.BMC.Address)
+	}
+	return text
+}
