@@ -176,12 +176,8 @@ func TestLAN(t *testing.T) {
 	if !b.Running() || query() != machine.PowerOn {
 		t.Fatal("not on after power on")
 	}
-	first := waitFor(t, "SeaBIOS to give up the disk", 30*time.Second, func() bool {
-		s, _ := os.ReadFile(b.Serial())
-		return strings.Contains(string(s), "iPXE")
-	})
-	if s, _ := os.ReadFile(b.Serial()); !strings.Contains(string(s), "Hard Disk") {
-		t.Fatalf("a disk boot did not try the disk (%s):\n%s", first, s)
+	if dev, took := firstBoot(t, b, 0); dev != "Hard Disk" {
+		t.Fatalf("boot from disk: SeaBIOS boots from %q first (%s)", dev, took)
 	}
 	t.Logf("chardev connected %s after power on", waitFor(t, "in-band connection", 15*time.Second, func() bool { return chardevConnected(b) }))
 	if c := cmdline(b.Machine().Pid()); !strings.Contains(c, "-boot order=c") || !strings.Contains(c, "isa-ipmi-kcs") {
@@ -220,17 +216,12 @@ func TestLAN(t *testing.T) {
 	if c := cmdline(pid); !strings.Contains(c, "-boot once=n,order=c") {
 		t.Fatalf("after boot pxe, qemu command line: %s", c)
 	}
-	// SeaBIOS goes to the NIC's iPXE first, not after failing the disk
-	// (it has no disk: a disk boot ends in iPXE too).
-	var boot string
-	t.Logf("iPXE on the serial console %s after power on", waitFor(t, "iPXE on the serial console", 60*time.Second, func() bool {
-		s, _ := os.ReadFile(b.Serial())
-		boot = string(s[min(len(before), len(s)):])
-		return strings.Contains(boot, "iPXE")
-	}))
-	if i := strings.Index(boot, "iPXE"); strings.Contains(boot[:i], "Hard Disk") {
-		t.Fatalf("SeaBIOS tried the disk first:\n%s", boot)
+	// SeaBIOS goes to the NIC's option ROM (iPXE) first.
+	dev, took := firstBoot(t, b, len(before))
+	if dev != "ROM" {
+		t.Fatalf("boot once from the network: SeaBIOS boots from %q first", dev)
 	}
+	t.Logf("SeaBIOS boots the NIC's iPXE %s after power on", took)
 	// The boot once is used up.
 	if out := ipmitool(t, b, "chassis", "bootparam", "get", "5"); strings.Contains(out, "Force PXE") {
 		t.Fatalf("boot once still set:\n%s", out)
@@ -275,4 +266,18 @@ func TestLAN(t *testing.T) {
 	if dev, persistent, _ := b.Machine().BootDevice(); dev != "disk" || !persistent {
 		t.Fatalf("boot device %s persistent %v", dev, persistent)
 	}
+}
+
+// firstBoot waits for SeaBIOS's first "Booting from X..." in the serial
+// log from offset off, and returns X ("Hard Disk", "ROM": a NIC's iPXE).
+func firstBoot(t *testing.T, b *BMC, off int) (string, time.Duration) {
+	t.Helper()
+	re := regexp.MustCompile(`Booting from ([^.\r\n]+)\.\.\.`)
+	var m []string
+	took := waitFor(t, "SeaBIOS to boot", 60*time.Second, func() bool {
+		s, _ := os.ReadFile(b.Serial())
+		m = re.FindStringSubmatch(string(s[min(off, len(s)):]))
+		return m != nil
+	})
+	return m[1], took
 }
