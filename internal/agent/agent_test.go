@@ -64,7 +64,7 @@ type answer struct {
 func (r *region) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p := strings.TrimPrefix(req.URL.Path, "/MAAS")
+	p := strings.TrimPrefix(req.URL.Path, "/MAAS/metadata/")
 	if p == agentapi.MetadataPath {
 		if err := req.ParseMultipartForm(1 << 20); err != nil {
 			r.t.Errorf("signal: %v", err)
@@ -123,8 +123,8 @@ func runAgent(t *testing.T, answers map[string][]answer, tweak func(*Agent)) (*r
 	var console bytes.Buffer
 	power := &fakePower{}
 	a := &Agent{
-		Cmdline: Cmdline{URL: srv.URL + "/MAAS", Purpose: PurposeEnlist, Enrol: "enrol-secret", Heartbeat: 10 * time.Millisecond},
-		Client:  &agentapi.Client{Base: srv.URL + "/MAAS"},
+		Cmdline: Cmdline{URL: srv.URL + "/MAAS/metadata/", Purpose: PurposeEnlist, Enrol: "enrol-secret", Heartbeat: 10 * time.Millisecond},
+		Client:  &agentapi.Client{Base: srv.URL + "/MAAS/metadata/"},
 		Sys:     fakeSystem{}, Power: power, Console: &syncWriter{w: &console},
 		Backoff: time.Millisecond, RetryFor: 5 * time.Second, BMCResetWait: 20 * time.Millisecond,
 	}

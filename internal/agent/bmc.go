@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"time"
@@ -63,11 +65,18 @@ var lanChannels = []uint8{1, 2, 3, 4, 5, 6, 7, 8}
 
 // readLAN finds the first LAN channel with an address or MAC and reads
 // both. Channels that Get Channel Info says are not 802.3 are skipped;
-// when Get Channel Info itself fails the channel is tried anyway.
-func readLAN(ctx context.Context, c lanClient) *machine.BMCInfo {
+// when Get Channel Info itself fails the channel is tried anyway. With no
+// answer, the error says what the first LAN channel tried answered.
+func readLAN(ctx context.Context, c lanClient) (*machine.BMCInfo, error) {
+	var first error
+	note := func(ch uint8, err error) {
+		if first == nil {
+			first = fmt.Errorf("channel %d: %w", ch, err)
+		}
+	}
 	for _, ch := range lanChannels {
 		if ctx.Err() != nil {
-			return nil
+			return nil, ctx.Err()
 		}
 		if info, err := c.GetChannelInfo(ctx, ch); err == nil && uint8(info.ChannelMedium) != medium802_3 {
 			continue
@@ -75,45 +84,57 @@ func readLAN(ctx context.Context, c lanClient) *machine.BMCInfo {
 		b := &machine.BMCInfo{Type: "ipmi", Port: 623}
 		if r, err := c.GetLanConfigParam(ctx, ch, lanParamIP, 0, 0); err == nil {
 			b.Address, _ = decodeLANIP(r.ParamData)
+		} else {
+			note(ch, err)
 		}
 		if r, err := c.GetLanConfigParam(ctx, ch, lanParamMAC, 0, 0); err == nil {
 			b.MAC, _ = decodeLANMAC(r.ParamData)
+		} else {
+			note(ch, err)
 		}
 		if b.Address != "" || b.MAC != "" {
-			return b
+			return b, nil
 		}
 	}
-	return nil
+	if first == nil {
+		first = errors.New("no LAN channel with an address")
+	}
+	return nil, first
 }
 
 // ReadBMC reads the BMC's LAN address and MAC in-band through the OpenIPMI
-// device. It gives up (nil) when there is no device, no LAN channel answers
-// or timeout passes; it never blocks longer than timeout.
-func ReadBMC(ctx context.Context, timeout time.Duration) *machine.BMCInfo {
+// device. It gives up (nil and why) when there is no device, no LAN channel
+// answers or timeout passes; it never blocks longer than timeout.
+func ReadBMC(ctx context.Context, timeout time.Duration) (*machine.BMCInfo, error) {
 	if _, err := os.Stat(IPMIDevice); err != nil {
-		return nil
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	done := make(chan *machine.BMCInfo, 1)
+	type result struct {
+		b   *machine.BMCInfo
+		err error
+	}
+	done := make(chan result, 1)
 	go func() {
 		c, err := client.NewOpenClient()
 		if err != nil {
-			done <- nil
+			done <- result{err: err}
 			return
 		}
 		c.WithTimeout(timeout / 4)
 		if err := c.Connect(ctx); err != nil {
-			done <- nil
+			done <- result{err: err}
 			return
 		}
 		defer c.Close(context.Background())
-		done <- readLAN(ctx, c)
+		b, err := readLAN(ctx, c)
+		done <- result{b, err}
 	}()
 	select {
-	case b := <-done:
-		return b
+	case r := <-done:
+		return r.b, r.err
 	case <-ctx.Done():
-		return nil
+		return nil, fmt.Errorf("no answer from %s within %s", IPMIDevice, timeout)
 	}
 }

@@ -24,7 +24,7 @@ const DefaultHeartbeat = 30 * time.Second
 
 // Cmdline is what the agent reads from the kernel command line.
 type Cmdline struct {
-	URL       string        // anvil.url: the region's base URL (…/MAAS)
+	URL       string        // anvil.url: the region's metadata URL (…/MAAS/metadata/)
 	Purpose   string        // anvil.purpose
 	Enrol     string        // anvil.enrol; never printed
 	BootMAC   string        // from BOOTIF (01-aa-bb-cc-dd-ee-ff), normalised

@@ -12,8 +12,8 @@ func TestParseCmdline(t *testing.T) {
 		want     Cmdline
 		err      string
 	}{
-		{name: "full", in: `BOOT_IMAGE=/vmlinuz console=ttyS0 anvil.url=http://192.0.2.1:5240/MAAS anvil.purpose=ephemeral anvil.enrol=s3cret BOOTIF=01-AA-bb-cc-dd-ee-ff anvil.heartbeat=5 quiet`,
-			want: Cmdline{URL: "http://192.0.2.1:5240/MAAS", Purpose: "ephemeral", Enrol: "s3cret", BootMAC: "aa:bb:cc:dd:ee:ff", Heartbeat: 5 * time.Second}},
+		{name: "full", in: `BOOT_IMAGE=/vmlinuz console=ttyS0 anvil.url=http://192.0.2.1:5240/MAAS/metadata/ anvil.purpose=ephemeral anvil.enrol=s3cret BOOTIF=01-AA-bb-cc-dd-ee-ff anvil.heartbeat=5 quiet`,
+			want: Cmdline{URL: "http://192.0.2.1:5240/MAAS/metadata/", Purpose: "ephemeral", Enrol: "s3cret", BootMAC: "aa:bb:cc:dd:ee:ff", Heartbeat: 5 * time.Second}},
 		{name: "defaults", in: "anvil.url=http://r/MAAS\n",
 			want: Cmdline{URL: "http://r/MAAS", Purpose: "enlist", Heartbeat: DefaultHeartbeat}},
 		{name: "quoted and bad values", in: `"anvil.url=http://r/MAAS" anvil.purpose=install BOOTIF=garbage anvil.heartbeat=-3`,

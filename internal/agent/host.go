@@ -20,20 +20,27 @@ type Host struct {
 	// BMCTimeout bounds the in-band BMC reading; 0 means 5 seconds.
 	BMCTimeout time.Duration
 
-	once sync.Once
-	bmc  *machine.BMCInfo
+	once   sync.Once
+	bmc    *machine.BMCInfo
+	bmcErr error
 }
 
 // BMC reads the BMC once (nil when there is none or it does not answer).
 func (h *Host) BMC(ctx context.Context) *machine.BMCInfo {
+	b, _ := h.ReadBMC(ctx)
+	return b
+}
+
+// ReadBMC is BMC with the reason there is none.
+func (h *Host) ReadBMC(ctx context.Context) (*machine.BMCInfo, error) {
 	h.once.Do(func() {
 		t := h.BMCTimeout
 		if t == 0 {
 			t = 5 * time.Second
 		}
-		h.bmc = ReadBMC(ctx, t)
+		h.bmc, h.bmcErr = ReadBMC(ctx, t)
 	})
-	return h.bmc
+	return h.bmc, h.bmcErr
 }
 
 // Arch is MAAS's architecture name for the running binary.

@@ -61,7 +61,7 @@ func LoadModules(list, dir string, log func(string, ...any)) (loaded int) {
 		switch err {
 		case nil:
 			loaded++
-		case unix.EEXIST:
+		case unix.EEXIST, unix.ENODEV: // loaded already; no such hardware
 		default:
 			log("module %s: %v", name, err)
 		}

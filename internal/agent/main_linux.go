@@ -64,9 +64,9 @@ func boot(a *Agent) error {
 		host.BootMAC = NormaliseMAC(lease.MAC)
 	}
 	_ = a.timed("bmc", func() error {
-		b := host.BMC(ctx)
+		b, err := host.ReadBMC(ctx)
 		if b == nil {
-			a.Logf("bmc none")
+			a.Logf("bmc none: %v", err)
 		} else {
 			a.Logf("bmc type=%s address=%s mac=%s", b.Type, b.Address, b.MAC)
 		}

@@ -154,6 +154,10 @@ func BringUpNetwork(ctx context.Context, nics []string, log func(string, ...any)
 		return nil, errors.New("no network interfaces")
 	}
 	leases := make(chan *Lease, len(nics))
+	// The NICs that lose the race keep trying for a while after this
+	// returns, so every NIC that can get an address gets one.
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	go func() { <-bg.Done(); cancel() }()
 	for _, n := range nics {
 		if err := LinkUp(n); err != nil {
 			log("%v", err)
@@ -161,8 +165,8 @@ func BringUpNetwork(ctx context.Context, nics []string, log func(string, ...any)
 		}
 		go func() {
 			delay := time.Second
-			for attempt := 1; ctx.Err() == nil; attempt++ {
-				l, err := dhcpOnce(ctx, n)
+			for attempt := 1; bg.Err() == nil; attempt++ {
+				l, err := dhcpOnce(bg, n)
 				if err == nil {
 					l.Elapsed = time.Since(start)
 					log("dhcp iface=%s mac=%s ip=%s/%d router=%s after=%dms", n, l.MAC, l.IP, maskBits(l.Mask), l.Router, l.Elapsed.Milliseconds())
@@ -173,7 +177,7 @@ func BringUpNetwork(ctx context.Context, nics []string, log func(string, ...any)
 					log("dhcp iface=%s attempt %d: %v", n, attempt, err)
 				}
 				select {
-				case <-ctx.Done():
+				case <-bg.Done():
 				case <-time.After(delay):
 				}
 				delay = min(2*delay, 15*time.Second)

@@ -28,6 +28,9 @@ var WantedModules = []string{
 	"ipmi_msghandler", "ipmi_devintf", "ipmi_si",
 	// raw sockets for DHCP
 	"af_packet",
+	// hardware RNGs, so the kernel's random pool is ready early on
+	// machines (and VMs) whose CPU has no RDRAND
+	"virtio_rng", "intel_rng", "amd_rng",
 }
 
 // modName is a module's canonical name: file name without the .ko suffix
