@@ -26,17 +26,20 @@ type Lease struct {
 	Elapsed time.Duration
 }
 
-func ioctlSocket() (int, error) {
-	return unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-}
-
-// LinkUp sets IFF_UP on an interface.
-func LinkUp(name string) error {
-	fd, err := ioctlSocket()
+// withSocket runs fn with a datagram socket to issue interface ioctls on.
+func withSocket(fn func(fd int) error) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
+	return fn(fd)
+}
+
+// LinkUp sets IFF_UP on an interface.
+func LinkUp(name string) error { return withSocket(func(fd int) error { return linkUp(fd, name) }) }
+
+func linkUp(fd int, name string) error {
 	ifr, err := unix.NewIfreq(name)
 	if err != nil {
 		return err
@@ -53,11 +56,10 @@ func LinkUp(name string) error {
 
 // SetAddress configures an IPv4 address and netmask on an interface.
 func SetAddress(name string, ip net.IP, mask net.IPMask) error {
-	fd, err := ioctlSocket()
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
+	return withSocket(func(fd int) error { return setAddress(fd, name, ip, mask) })
+}
+
+func setAddress(fd int, name string, ip net.IP, mask net.IPMask) error {
 	for _, s := range []struct {
 		req uint
 		v   []byte
@@ -98,11 +100,6 @@ func AddDefaultRoute(dev string, gw net.IP) error {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		return errors.New("default route: only 64-bit platforms")
 	}
-	fd, err := ioctlSocket()
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
 	name, err := unix.BytePtrFromString(dev)
 	if err != nil {
 		return err
@@ -110,10 +107,12 @@ func AddDefaultRoute(dev string, gw net.IP) error {
 	rt := rtentry{flags: unix.RTF_UP | unix.RTF_GATEWAY, dev: name}
 	rt.dst.Family, rt.genmask.Family, rt.gateway.Family = unix.AF_INET, unix.AF_INET, unix.AF_INET
 	copy(rt.gateway.Addr[:], gw.To4())
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCADDRT, uintptr(unsafe.Pointer(&rt))); e != 0 && e != unix.EEXIST {
-		return fmt.Errorf("default route via %s dev %s: %w", gw, dev, e)
-	}
-	return nil
+	return withSocket(func(fd int) error {
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SIOCADDRT, uintptr(unsafe.Pointer(&rt))); e != 0 && e != unix.EEXIST {
+			return fmt.Errorf("default route via %s dev %s: %w", gw, dev, e)
+		}
+		return nil
+	})
 }
 
 // dhcpOnce asks for a lease on one interface and configures its address.

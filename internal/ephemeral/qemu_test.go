@@ -45,22 +45,8 @@ func TestQEMUEnlist(t *testing.T) {
 		enlists []agentapi.EnlistRequest
 	)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /MAAS/metadata/"+agentapi.HelloPath, func(w http.ResponseWriter, r *http.Request) {
-		var h agentapi.HelloRequest
-		json.NewDecoder(r.Body).Decode(&h)
-		mu.Lock()
-		hellos = append(hellos, h)
-		mu.Unlock()
-		json.NewEncoder(w).Encode(agentapi.HelloResponse{Action: agentapi.ActionEnlist})
-	})
-	mux.HandleFunc("POST /MAAS/metadata/"+agentapi.EnlistPath, func(w http.ResponseWriter, r *http.Request) {
-		var e agentapi.EnlistRequest
-		json.NewDecoder(r.Body).Decode(&e)
-		mu.Lock()
-		enlists = append(enlists, e)
-		mu.Unlock()
-		json.NewEncoder(w).Encode(agentapi.EnlistResponse{Action: agentapi.ActionPowerOff, SystemID: "qemu01"})
-	})
+	mux.HandleFunc("POST /MAAS/metadata/"+agentapi.HelloPath, record(&mu, &hellos, agentapi.HelloResponse{Action: agentapi.ActionEnlist}))
+	mux.HandleFunc("POST /MAAS/metadata/"+agentapi.EnlistPath, record(&mu, &enlists, agentapi.EnlistResponse{Action: agentapi.ActionPowerOff, SystemID: "qemu01"}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("unexpected request %s %s", r.Method, r.URL)
 		http.NotFound(w, r)
@@ -192,5 +178,17 @@ func TestQEMUEnlist(t *testing.T) {
 	}
 	if inv.SMBIOS.UUID != uuid || inv.Firmware != "bios" {
 		t.Errorf("SMBIOS %+v firmware %s", inv.SMBIOS, inv.Firmware)
+	}
+}
+
+// record keeps each request's JSON body in *into and answers with answer.
+func record[T any](mu *sync.Mutex, into *[]T, answer any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var v T
+		_ = json.NewDecoder(r.Body).Decode(&v)
+		mu.Lock()
+		*into = append(*into, v)
+		mu.Unlock()
+		_ = json.NewEncoder(w).Encode(answer)
 	}
 }
