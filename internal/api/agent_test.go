@@ -1,0 +1,384 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/agentapi"
+	"github.com/anvilmetal/anvil/internal/lab"
+	"github.com/anvilmetal/anvil/internal/lab/ipmibmc"
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/metadata"
+	"github.com/anvilmetal/anvil/internal/serve"
+)
+
+// The metadata API as the ephemeral environment uses it, through the
+// environment's own client against a real server.
+
+func (e *env) agent(token string) *agentapi.Client {
+	return &agentapi.Client{Base: strings.TrimSuffix(e.base, "/MAAS/") + metadata.Prefix, Token: token}
+}
+
+func ident(uuid string, macs ...string) agentapi.Identity {
+	return agentapi.Identity{MACs: macs, BootMAC: macs[0], UUID: uuid, Arch: "amd64/generic", Firmware: "bios"}
+}
+
+func testInventory(macs ...string) *machine.Inventory {
+	inv := &machine.Inventory{
+		CPU: machine.CPU{Model: "QEMU Virtual CPU", Cores: 2, Threads: 2, MHz: 2400}, MemoryMiB: 1024, Firmware: "bios",
+		Disks:  []machine.Disk{{Name: "vda", Model: "QEMU HARDDISK", Serial: "d1", Size: 8 << 30, Rotational: true}},
+		SMBIOS: machine.SMBIOS{Vendor: "QEMU", Product: "Standard PC"},
+	}
+	for i, m := range macs {
+		inv.NICs = append(inv.NICs, machine.NIC{Name: fmt.Sprintf("ens%d", 3+i), MAC: m, Driver: "virtio_net", Link: true})
+	}
+	return inv
+}
+
+func inventoryFile(t *testing.T, inv *machine.Inventory) map[string][]byte {
+	b, err := json.Marshal(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string][]byte{agentapi.InventoryFile: b, "cpuinfo": []byte("processor : 0\n")}
+}
+
+func (e *env) enrol(id string) string {
+	e.t.Helper()
+	m, err := e.srv.Store.GetMachine(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return m.EnrolSecret
+}
+
+func TestEnlistThenCommission(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		macs := []string{"52:54:00:aa:00:01", "52:54:00:aa:00:02"}
+		id := ident("6f2c1f1e-0000-4000-8000-0000000000a1", macs...)
+		a := e.agent("")
+		r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"})
+		if err != nil || r.Action != agentapi.ActionEnlist {
+			t.Fatalf("hello unknown: %+v %v", r, err)
+		}
+		// Enlisting is idempotent, also when machines race.
+		var wg sync.WaitGroup
+		answers := make([]agentapi.EnlistResponse, 8)
+		errs := make([]error, 8)
+		for i := range answers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i], errs[i] = a.Enlist(ctx, agentapi.EnlistRequest{Identity: id, Inventory: testInventory(macs...)})
+			}()
+		}
+		wg.Wait()
+		for i := range answers {
+			if errs[i] != nil || answers[i].Action != agentapi.ActionPowerOff || answers[i].SystemID != answers[0].SystemID {
+				t.Fatalf("enlist %d: %+v %v", i, answers[i], errs[i])
+			}
+		}
+		if n := e.countMachines(); n != 1 {
+			t.Fatalf("%d machines after 8 enlistments", n)
+		}
+		sid := answers[0].SystemID
+		m := e.machine(sid)
+		if m.StatusName != "New" || len(m.Interfaces) != 2 || m.Architecture != "amd64/generic" {
+			t.Fatalf("enlisted: %+v", m)
+		}
+		// Known now, and New: power off.
+		if r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"}); err != nil || r.Action != agentapi.ActionPowerOff || r.SystemID != sid {
+			t.Fatalf("hello known: %+v %v", r, err)
+		}
+
+		e.must(http.StatusOK, http.MethodPost, "machines/"+sid+"/", e.admin, url.Values{"op": {"commission"}}, nil)
+		e.waitStatus(sid, "Commissioning")
+		secret := e.enrol(sid)
+		if secret == "" {
+			t.Fatal("no enrolment secret in a commissioning phase")
+		}
+		// The wrong secret is a wrong boot; the right one proceeds, once.
+		hr := agentapi.HelloRequest{Identity: id, Purpose: "ephemeral", Enrol: "guess"}
+		if r, err := a.Hello(ctx, hr); err != nil || r.Action != agentapi.ActionReboot {
+			t.Fatalf("hello with a wrong secret: %+v %v", r, err)
+		}
+		hr.Enrol = e.enrol(sid)
+		r, err = a.Hello(ctx, hr)
+		if err != nil || r.Action != agentapi.ActionProceed || r.Phase != "commissioning" || r.Token == "" {
+			t.Fatalf("hello with its secret: %+v %v", r, err)
+		}
+		if again, _ := a.Hello(ctx, hr); again.Action == agentapi.ActionProceed {
+			t.Fatal("an enrolment secret worked twice")
+		}
+		tok := e.agent(r.Token)
+		if b, err := tok.Get(ctx, "meta-data/instance-id"); err != nil || string(b) != sid {
+			t.Fatalf("instance-id: %q %v", b, err)
+		}
+		if b, err := tok.Get(ctx, "meta-data/local-hostname"); err != nil || string(b) != m.Hostname {
+			t.Fatalf("local-hostname: %q %v", b, err)
+		}
+		before, _ := e.srv.Store.GetMachine(ctx, sid)
+		time.Sleep(20 * time.Millisecond)
+		if err := tok.Signal(ctx, agentapi.StatusWorking, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := e.srv.Store.GetMachine(ctx, sid)
+		if !after.StatusExpires.After(before.StatusExpires) {
+			t.Fatalf("heartbeat did not move the timeout: %v → %v", before.StatusExpires, after.StatusExpires)
+		}
+		// A bad inventory is refused and changes nothing.
+		if err := tok.Signal(ctx, agentapi.StatusOK, "", map[string][]byte{agentapi.InventoryFile: []byte("{bad")}); !isStatus(err, 400) {
+			t.Fatalf("bad inventory: %v", err)
+		}
+		if err := tok.Signal(ctx, "BOGUS", "", nil); !isStatus(err, 400) {
+			t.Fatalf("bad status: %v", err)
+		}
+		e.waitStatus(sid, "Commissioning")
+		if err := tok.Signal(ctx, agentapi.StatusOK, "", inventoryFile(t, testInventory(macs...))); err != nil {
+			t.Fatal(err)
+		}
+		got := e.waitStatus(sid, "Ready")
+		var full struct {
+			CPU     int     `json:"cpu_count"`
+			Memory  int64   `json:"memory"`
+			Storage float64 `json:"storage"`
+			Blocks  []struct {
+				Name string `json:"name"`
+				Size int64  `json:"size"`
+			} `json:"blockdevice_set"`
+			Ifaces []struct {
+				Name string `json:"name"`
+			} `json:"interface_set"`
+			HW map[string]string `json:"hardware_info"`
+		}
+		e.must(http.StatusOK, http.MethodGet, "machines/"+sid+"/", e.admin, nil, &full)
+		if full.CPU != 2 || full.Memory != 1024 || len(full.Blocks) != 1 || full.Blocks[0].Size != 8<<30 ||
+			full.Ifaces[0].Name != "ens3" || full.HW["system_vendor"] != "QEMU" {
+			t.Fatalf("inventory not shown: %+v (%s)", full, got.StatusName)
+		}
+		var details struct {
+			Results map[string]string `json:"results"`
+		}
+		e.must(http.StatusOK, http.MethodGet, "machines/"+sid+"/", e.admin, url.Values{"op": {"details"}}, &details)
+		if details.Results["cpuinfo"] == "" {
+			t.Fatalf("raw results not kept: %v", details.Results)
+		}
+		// The phase is over: the token is dead.
+		if _, err := tok.Get(ctx, "meta-data/instance-id"); !isStatus(err, 401) {
+			t.Fatalf("token after the phase: %v", err)
+		}
+	})
+}
+
+func isStatus(err error, code int) bool {
+	var se *agentapi.StatusError
+	return errors.As(err, &se) && se.Code == code
+}
+
+// bmcMachine starts a lab IPMI BMC on loopback in front of a simulated
+// machine.
+func bmcMachine(t *testing.T, macs ...string) (*lab.SimMachine, *lab.Log, string) {
+	sim := lab.NewSim("bmc-only", "6f2c1f1e-0000-4000-8000-0000000000b1", macs...)
+	log := &lab.Log{}
+	b := ipmibmc.New(sim, ipmibmc.Options{User: "admin", Password: "secret", Log: log})
+	addr, err := b.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return sim, log, addr.String()
+}
+
+func TestAddByBMCAlone(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		macs := []string{"52:54:00:bb:00:01", "52:54:00:bb:00:02"}
+		sim, log, addr := bmcMachine(t, macs...)
+		form := url.Values{
+			"hostname": {"rack7-u12"}, "zone": {"default"}, "description": {"added by BMC"},
+			"power_type": {"ipmi"}, "power_parameters_power_address": {addr},
+			"power_parameters_power_user": {"admin"}, "power_parameters_power_pass": {"secret"},
+		}
+		var m apiMachine
+		e.must(http.StatusOK, http.MethodPost, "machines/", e.admin, form, &m)
+		if m.StatusName != "Commissioning" || len(m.Interfaces) != 0 {
+			t.Fatalf("added by BMC: %+v", m)
+		}
+		// The same BMC cannot be claimed twice.
+		form.Set("hostname", "other")
+		code, body := e.call(http.MethodPost, "machines/", e.admin, form)
+		if code != http.StatusConflict || !strings.Contains(string(body), m.SystemID) {
+			t.Fatalf("second machine on the BMC: %d %s", code, body)
+		}
+		// Anvil powers it on with a network boot-once through its BMC.
+		waitFor(t, "the machine to be powered on", 30*time.Second, func() bool { return sim.IsOn() })
+		var cmds []string
+		for _, en := range log.Entries() {
+			cmds = append(cmds, en.Command)
+		}
+		if j := strings.Join(cmds, ","); !strings.HasPrefix(j, "boot device,") || !strings.Contains(j, "power on") {
+			t.Fatalf("BMC commands: %v", cmds)
+		}
+		// It boots as unknown; its environment reports the BMC it sits
+		// behind (read in-band) and is matched to the waiting record.
+		host := strings.Split(addr, ":")[0]
+		id := ident("6f2c1f1e-0000-4000-8000-0000000000b1", macs...)
+		id.BMC = &machine.BMCInfo{Type: "ipmi", Address: host, MAC: "02:00:00:00:00:b1"}
+		r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"})
+		if err != nil || r.Action != agentapi.ActionProceed || r.SystemID != m.SystemID || r.Phase != "commissioning" {
+			t.Fatalf("hello from behind the BMC: %+v %v", r, err)
+		}
+		got := e.machine(m.SystemID)
+		if len(got.Interfaces) != 2 || got.Hostname != "rack7-u12" || e.countMachines() != 1 {
+			t.Fatalf("after the match: %+v", got)
+		}
+		if err := e.agent(r.Token).Signal(ctx, agentapi.StatusOK, "", inventoryFile(t, testInventory(macs...))); err != nil {
+			t.Fatal(err)
+		}
+		e.waitStatus(m.SystemID, "Ready")
+		waitFor(t, "the machine to be powered off", 30*time.Second, func() bool { return !sim.IsOn() })
+	})
+}
+
+func TestHeldAndLoopGuard(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		a := e.addMachine("a", "52:54:00:cc:00:01", nil)
+		b := e.addMachine("b", "52:54:00:cc:00:02", nil)
+		// One environment reporting both machines' MACs is held.
+		r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:cc:00:01", "52:54:00:cc:00:02"), Purpose: "enlist"})
+		if err != nil || r.Action != agentapi.ActionPowerOff || !strings.Contains(r.Message, "more than one machine") {
+			t.Fatalf("two machines: %+v %v", r, err)
+		}
+		if !e.hasEvent(a.SystemID, "Enlistment held") || !e.hasEvent(b.SystemID, "Enlistment held") {
+			t.Fatal("no held event")
+		}
+		// A commissioning machine that keeps booting the enlistment
+		// environment fails after three boots instead of looping.
+		e.must(http.StatusOK, http.MethodPost, "machines/"+a.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
+		e.waitStatus(a.SystemID, "Commissioning")
+		for i := 1; i <= machine.MaxWrongBoots; i++ {
+			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:cc:00:01", "52:54:00:cc:00:09"), Purpose: "enlist"})
+			want := agentapi.ActionReboot
+			if i == machine.MaxWrongBoots {
+				want = agentapi.ActionPowerOff
+			}
+			if err != nil || r.Action != want {
+				t.Fatalf("wrong boot %d: %+v %v", i, r, err)
+			}
+		}
+		got := e.waitStatus(a.SystemID, "Failed commissioning")
+		if !strings.Contains(got.StatusMsg, "3 wrong boots in a row") {
+			t.Fatalf("status message %q", got.StatusMsg)
+		}
+		// The secondary NIC it booted from was learned.
+		if len(e.machine(a.SystemID).Interfaces) != 2 {
+			t.Fatal("secondary NIC not learned")
+		}
+	})
+}
+
+func TestMachineTokenScope(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		var toks []string
+		var ids []string
+		for i, mac := range []string{"52:54:00:dd:00:01", "52:54:00:dd:00:02"} {
+			m := e.addMachine(fmt.Sprintf("m%d", i), mac, nil)
+			e.must(http.StatusOK, http.MethodPost, "machines/"+m.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
+			e.waitStatus(m.SystemID, "Commissioning")
+			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", mac), Purpose: "ephemeral", Enrol: e.enrol(m.SystemID)})
+			if err != nil || r.Action != agentapi.ActionProceed {
+				t.Fatalf("hello %d: %+v %v", i, r, err)
+			}
+			toks, ids = append(toks, r.Token), append(ids, m.SystemID)
+		}
+		// A's token reads and writes A only.
+		if b, _ := e.agent(toks[0]).Get(ctx, "meta-data/instance-id"); string(b) != ids[0] {
+			t.Fatalf("token 0 reads %q", b)
+		}
+		if err := e.agent(toks[0]).Signal(ctx, agentapi.StatusFailed, "disk on fire", nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitStatus(ids[0], "Failed commissioning")
+		if e.machine(ids[1]).StatusName != "Commissioning" {
+			t.Fatal("A's signal reached B")
+		}
+		// Forged tokens: B's keys with A's secret, garbage, an admin API key.
+		pa, pb := strings.SplitN(toks[0], ":", 3), strings.SplitN(toks[1], ":", 3)
+		for _, forged := range []string{pb[0] + ":" + pb[1] + ":" + pa[2], "a:b:c", e.admin} {
+			if _, err := e.agent(forged).Get(ctx, "meta-data/instance-id"); !isStatus(err, 401) {
+				t.Fatalf("forged token %q: %v", forged[:3], err)
+			}
+		}
+		if _, err := e.agent("").Get(ctx, "meta-data/instance-id"); !isStatus(err, 401) {
+			t.Fatalf("anonymous meta-data: %v", err)
+		}
+	})
+}
+
+func TestMetadataRefusesFloodsAndJunk(t *testing.T) {
+	e := start(t, "", func(c *serve.Config) { c.Metadata.Rate, c.Metadata.Burst = 2, 10 })
+	u := strings.TrimSuffix(e.base, "/MAAS/") + metadata.Prefix + agentapi.HelloPath
+	post := func(ct, body string) int {
+		resp, err := http.Post(u, ct, bytes.NewBufferString(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		ct, body string
+		want     int
+	}{
+		{"application/json", `{"macs":["52:54:00:ee:00:01"],"purpose":"enlist"}`, 200},
+		{"application/json", `{bad`, 400},
+		{"text/plain", `{}`, 415},
+		{"application/json", `{"macs":["zz"],"purpose":"enlist"}`, 400},
+		{"application/json", `{"macs":[],"purpose":"enlist"}`, 400},
+		{"application/json", `{"macs":["52:54:00:ee:00:01"],"purpose":"weird"}`, 400},
+	} {
+		if got := post(c.ct, c.body); got != c.want {
+			t.Errorf("%s %s: %d, want %d", c.ct, c.body, got, c.want)
+		}
+	}
+	refused := 0
+	for i := 0; i < 40; i++ {
+		if post("application/json", `{"macs":["52:54:00:ee:00:01"],"purpose":"enlist"}`) == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused < 20 {
+		t.Fatalf("only %d of 40 flooding requests refused", refused)
+	}
+	if n := e.countMachines(); n != 0 {
+		t.Fatalf("junk created %d machines", n)
+	}
+}
+
+func (e *env) hasEvent(id, typ string) bool {
+	e.t.Helper()
+	var evs struct {
+		Events []struct {
+			Type string `json:"type"`
+		} `json:"events"`
+	}
+	e.must(http.StatusOK, http.MethodGet, "events/", e.admin, url.Values{"op": {"query"}, "id": {id}, "limit": {"100"}}, &evs)
+	for _, ev := range evs.Events {
+		if ev.Type == typ {
+			return true
+		}
+	}
+	return false
+}
