@@ -127,7 +127,7 @@ type MachineFilter struct {
 	UUIDs     []string // hardware (SMBIOS) UUIDs, lower case
 	// BMCHost selects machines whose BMC identity names this host (may
 	// over-match: callers compare the identity themselves).
-	BMCHost string
+	BMCHost   string
 	Statuses  []machine.Status
 	Zones     []string
 	Pools     []string
