@@ -53,6 +53,10 @@ type Config struct {
 	Monitor region.MonitorConfig
 	// Metadata tunes the metadata API's anonymous rate limit.
 	Metadata metadata.Options
+	// DHCPInterface, when set, has the rack in this process serve DHCP
+	// there for subnets with dhcp_on; DHCPProxy answers PXE only.
+	DHCPInterface string
+	DHCPProxy     bool
 	// EnlistCommission sends enlisting machines straight on to
 	// commissioning instead of powering them off NEW.
 	EnlistCommission bool
@@ -162,7 +166,8 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
 		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, Log: cfg.Log,
-		MetadataURL: metadataURL(cfg.BootHTTPURL, s.Addr),
+		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
+		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy,
 	})
 	if err != nil {
 		return err
@@ -203,8 +208,13 @@ func metadataURL(bootURL string, api net.Addr) string {
 	return "http://" + net.JoinHostPort(u.Hostname(), port) + "/MAAS/metadata/"
 }
 
+// loopback is how the in-process rack reaches the API: over loopback
+// when the API listens on every address, else at the one it listens on.
 func loopback(a net.Addr) string {
-	_, port, _ := net.SplitHostPort(a.String())
+	host, port, _ := net.SplitHostPort(a.String())
+	if ip := net.ParseIP(host); ip != nil && !ip.IsUnspecified() {
+		return a.String()
+	}
 	return net.JoinHostPort("127.0.0.1", port)
 }
 

@@ -1,0 +1,328 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/lab"
+	"github.com/anvilmetal/anvil/internal/lab/ipmisim"
+	"github.com/anvilmetal/anvil/internal/testutil/ephemeral"
+	"github.com/anvilmetal/anvil/internal/testutil/netns"
+)
+
+// site is one Anvil (region and rack in one process) serving the
+// namespace's bridge at 192.0.2.1, and the machines the test racks there.
+type site struct {
+	t    *testing.T
+	ns   *netns.NS
+	cl   *client.Client
+	data string
+	log  *bytes.Buffer
+	bmcs []*ipmisim.BMC
+	// bmcIPs are the BMC addresses on the bridge.
+	bmcIPs []string
+}
+
+const (
+	regionIP = "192.0.2.1"
+	bmcUser  = "admin"
+	bmcPass  = "Bmc-secret-1"
+)
+
+var buildOnce struct {
+	sync.Once
+	bin string
+	err error
+}
+
+// anvilBinary builds cmd/anvil once per test run.
+func anvilBinary(t *testing.T) string {
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "anvil-e2e-bin-")
+		if err != nil {
+			buildOnce.err = err
+			return
+		}
+		buildOnce.bin = filepath.Join(dir, "anvil")
+		out, err := exec.Command("go", "build", "-o", buildOnce.bin, "github.com/anvilmetal/anvil/cmd/anvil").CombinedOutput()
+		if err != nil {
+			buildOnce.err = fmt.Errorf("build anvil: %v\n%s", err, out)
+		}
+	})
+	if buildOnce.err != nil {
+		t.Fatal(buildOnce.err)
+	}
+	return buildOnce.bin
+}
+
+func newSite(t *testing.T, taps []string, extraFlags ...string) *site {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots QEMU machines")
+	}
+	for _, bin := range []string{"qemu-system-x86_64", "ipmi_sim", "ipmitool"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
+		}
+	}
+	kernel, initrd := ephemeral.Build(t)
+	bin := anvilBinary(t)
+	ns := netns.New(t, fmt.Sprintf("anve2e%d", os.Getpid()%100000))
+	ns.Bridge("br0", regionIP+"/24", taps...)
+	s := &site{t: t, ns: ns, data: t.TempDir(), log: &bytes.Buffer{}}
+	boot := filepath.Join(s.data, "boot", "ephemeral")
+	if err := os.MkdirAll(boot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link(t, kernel, filepath.Join(boot, "vmlinuz"))
+	link(t, initrd, filepath.Join(boot, "initrd.img"))
+
+	out, err := exec.Command(bin, "apikey", "--username", "admin", "--data", s.data).Output()
+	if err != nil {
+		t.Fatalf("apikey: %v", err)
+	}
+	key := strings.TrimSpace(string(out))
+	args := append([]string{"netns", "exec", ns.Name, bin, "serve", "--data", s.data,
+		"--listen", regionIP + ":5240", "--tftp-listen", regionIP + ":69", "--boot-http-listen", regionIP + ":5248",
+		"--boot-http-url", "http://" + regionIP + ":5248", "--dhcp-interface", "br0",
+		"--status-timeout", "5m", "--power-poll-interval", "30s", "--log-level", "debug"}, extraFlags...)
+	cmd := exec.Command("ip", args...)
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("anvil serve output (last 20000 bytes):\n%s", tail(s.log.Bytes(), 20000))
+		}
+	})
+
+	s.cl, err = client.New("http://"+regionIP+":5240/MAAS/", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The API is inside the namespace: dial it from there.
+	s.cl.HTTP.Transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := ns.Do(func() (err error) {
+			c, err = (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}}
+	s.waitFor("the region to answer", 30*time.Second, func() bool {
+		_, err := s.cl.Do(context.Background(), "GET", "version/", nil, nil)
+		return err == nil
+	})
+	s.api("POST", "subnets/", url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}, nil)
+	s.api("POST", "ipranges/", url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}, nil)
+	return s
+}
+
+func link(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.Link(from, to); err == nil {
+		return
+	}
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// api calls the MAAS API (form for POST/PUT, query otherwise) and decodes
+// the answer into out when given.
+func (s *site) api(method, path string, form url.Values, out any) {
+	s.t.Helper()
+	var q url.Values
+	if method == "GET" {
+		q, form = form, nil
+	}
+	b, err := s.cl.Do(context.Background(), method, path, q, form)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			s.t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+}
+
+// apiMachine is what the tests read of a machine.
+type apiMachine struct {
+	SystemID   string  `json:"system_id"`
+	Hostname   string  `json:"hostname"`
+	StatusName string  `json:"status_name"`
+	StatusMsg  string  `json:"status_message"`
+	PowerState string  `json:"power_state"`
+	CPUCount   int     `json:"cpu_count"`
+	Memory     int64   `json:"memory"`
+	Storage    float64 `json:"storage"`
+	Zone       struct {
+		Name string `json:"name"`
+	} `json:"zone"`
+	Interfaces []struct {
+		MAC string `json:"mac_address"`
+	} `json:"interface_set"`
+	HardwareInfo map[string]string `json:"hardware_info"`
+}
+
+func (m apiMachine) macs() []string {
+	var out []string
+	for _, i := range m.Interfaces {
+		out = append(out, i.MAC)
+	}
+	return out
+}
+
+func (s *site) machines() []apiMachine {
+	var ms []apiMachine
+	s.api("GET", "machines/", nil, &ms)
+	return ms
+}
+
+func (s *site) machine(id string) apiMachine {
+	var m apiMachine
+	s.api("GET", "machines/"+id+"/", nil, &m)
+	return m
+}
+
+// events returns the machine's timeline, oldest first, one line each.
+func (s *site) events(id string) string {
+	page, err := s.cl.QueryEvents(context.Background(), url.Values{"id": {id}, "limit": {"1000"}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var lines []string
+	for i := len(page.Events) - 1; i >= 0; i-- {
+		e := page.Events[i]
+		lines = append(lines, e.Type+": "+e.Description)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *site) waitFor(what string, d time.Duration, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// waitStatus waits for the machine's status, showing its timeline and
+// the serial console of bmc when it does not come.
+func (s *site) waitStatus(id, status string, d time.Duration, bmc *ipmisim.BMC) apiMachine {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		m := s.machine(id)
+		if m.StatusName == status {
+			return m
+		}
+		if time.Now().After(deadline) {
+			serial := []byte{}
+			if bmc != nil {
+				serial, _ = os.ReadFile(bmc.Serial())
+			}
+			s.t.Fatalf("machine %s is %s (%s), not %s, after %s\ntimeline:\n%s\nserial console:\n%s",
+				id, m.StatusName, m.StatusMsg, status, d, s.events(id), tail(serial, 4000))
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// machineAt racks a QEMU machine behind an ipmi_sim BMC at bmcIP. Its
+// NICs are plugged into taps in the order of macs (PCI order: the first
+// is the one the firmware network-boots from).
+func (s *site) machineAt(name, bmcIP, bmcMAC, uuid string, macs, taps []string, diskMiB int) *ipmisim.BMC {
+	s.t.Helper()
+	dir := s.t.TempDir()
+	qc := lab.QEMUConfig{
+		ID: name, UUID: uuid, MACs: macs, NetDevs: taps, Memory: 512,
+		Extra: []string{"-device", "virtio-rng-pci"},
+	}
+	if diskMiB > 0 {
+		qc.Disk = filepath.Join(dir, "disk.img")
+		if err := os.WriteFile(qc.Disk, nil, 0o644); err != nil {
+			s.t.Fatal(err)
+		}
+		if err := os.Truncate(qc.Disk, int64(diskMiB)<<20); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	// The BMC's own LAN port: an address on the provisioning network
+	// (added once: a BMC restarted at the same address reuses it).
+	if !slices.Contains(s.bmcIPs, bmcIP) {
+		s.ns.Ip("addr", "add", bmcIP+"/24", "dev", "br0")
+		s.bmcIPs = append(s.bmcIPs, bmcIP)
+	}
+	b, err := ipmisim.Start(ipmisim.Config{
+		Dir: dir, Netns: s.ns.Name, Addr: bmcIP, MAC: bmcMAC, User: bmcUser, Password: bmcPass, QEMU: qc,
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { b.Close() })
+	s.bmcs = append(s.bmcs, b)
+	return b
+}
+
+// ipmitool runs the real ipmitool against a BMC, inside the namespace.
+func (s *site) ipmitool(bmcIP string, args ...string) string {
+	s.t.Helper()
+	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns.Name, "ipmitool", "-I", "lanplus", "-H", bmcIP,
+		"-U", bmcUser, "-P", bmcPass}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("ipmitool %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+func (s *site) ipmiParams(b *ipmisim.BMC) url.Values {
+	f := url.Values{"power_type": {"ipmi"}}
+	for k, v := range b.Params() {
+		f.Set("power_parameters_"+k, v)
+	}
+	return f
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
