@@ -84,20 +84,22 @@ func TestEnlistThenCommission(t *testing.T) {
 		}
 		wg.Wait()
 		for i := range answers {
-			if errs[i] != nil || answers[i].Action != agentapi.ActionPowerOff || answers[i].SystemID != answers[0].SystemID {
+			if errs[i] != nil || answers[i].Action != agentapi.ActionPowerOff || answers[i].SystemID != "" {
 				t.Fatalf("enlist %d: %+v %v", i, answers[i], errs[i])
 			}
 		}
 		if n := e.countMachines(); n != 1 {
 			t.Fatalf("%d machines after 8 enlistments", n)
 		}
-		sid := answers[0].SystemID
+		var list []apiMachine
+		e.must(http.StatusOK, http.MethodGet, "machines/", e.admin, nil, &list)
+		sid := list[0].SystemID
 		m := e.machine(sid)
 		if m.StatusName != "New" || len(m.Interfaces) != 2 || m.Architecture != "amd64/generic" {
 			t.Fatalf("enlisted: %+v", m)
 		}
-		// Known now, and New: power off.
-		if r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"}); err != nil || r.Action != agentapi.ActionPowerOff || r.SystemID != sid {
+		// Known now, and New: power off. Anonymous answers name nothing.
+		if r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"}); err != nil || r.Action != agentapi.ActionPowerOff || r.SystemID != "" || strings.Contains(r.Message, m.Hostname) {
 			t.Fatalf("hello known: %+v %v", r, err)
 		}
 
@@ -257,7 +259,7 @@ func TestHeldAndLoopGuard(t *testing.T) {
 		b := e.addMachine("b", "52:54:00:cc:00:02", nil)
 		// One environment reporting both machines' MACs is held.
 		r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:cc:00:01", "52:54:00:cc:00:02"), Purpose: "enlist"})
-		if err != nil || r.Action != agentapi.ActionPowerOff || !strings.Contains(r.Message, "more than one machine") {
+		if err != nil || r.Action != agentapi.ActionPowerOff || !strings.Contains(r.Message, "more than one machine") || strings.Contains(r.Message, a.SystemID) {
 			t.Fatalf("two machines: %+v %v", r, err)
 		}
 		if !e.hasEvent(a.SystemID, "Enlistment held") || !e.hasEvent(b.SystemID, "Enlistment held") {
@@ -381,4 +383,31 @@ func (e *env) hasEvent(id, typ string) bool {
 		}
 	}
 	return false
+}
+
+// A Redfish BMC names its systems' MACs and UUIDs out of band: a machine
+// added by such a BMC alone is known by its MACs before it boots.
+func TestAddByRedfishKnowsMACs(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		u, sims, _ := chassis(t, 2, lab.Faults{})
+		form := url.Values{
+			"hostname": {"rf0"}, "power_type": {"redfish"}, "power_parameters_power_address": {u},
+			"power_parameters_power_user": {"admin"}, "power_parameters_power_pass": {"secret"},
+			"power_parameters_node_id": {sims[0].ID()},
+		}
+		var m apiMachine
+		e.must(http.StatusOK, http.MethodPost, "machines/", e.admin, form, &m)
+		if m.StatusName != "Commissioning" || len(m.Interfaces) != 1 || m.Interfaces[0].MAC != sims[0].MACs()[0] {
+			t.Fatalf("added by Redfish: %+v", m)
+		}
+		// The same system twice is refused; its neighbour behind the same
+		// BMC is another identity.
+		form.Set("hostname", "rf0-again")
+		if code, body := e.call(http.MethodPost, "machines/", e.admin, form); code != http.StatusConflict || !strings.Contains(string(body), m.SystemID) {
+			t.Fatalf("same system again: %d %s", code, body)
+		}
+		form.Set("hostname", "rf1")
+		form.Set("power_parameters_node_id", sims[1].ID())
+		e.must(http.StatusOK, http.MethodPost, "machines/", e.admin, form, nil)
+	})
 }

@@ -52,6 +52,8 @@ type Identification struct {
 	Held string
 	// HeldIDs are the machines concerned, to record the reason on.
 	HeldIDs []string
+	// Why is Held without names or IDs, for the anonymous answer.
+	Why string
 	// AwaitedBoot says the machine was added by BMC alone and this is the
 	// unknown boot Anvil was waiting for.
 	AwaitedBoot bool
@@ -96,11 +98,11 @@ func Identify(c Candidates, h Hello) Identification {
 			parts = append(parts, fmt.Sprintf("%s (%s) by %s", x.m.SystemID, x.m.Hostname, strings.Join(x.how, ", ")))
 			ids = append(ids, x.m.SystemID)
 		}
-		return Identification{Held: "matches more than one machine: " + strings.Join(parts, "; "), HeldIDs: ids}
+		return Identification{Held: "matches more than one machine: " + strings.Join(parts, "; "), HeldIDs: ids, Why: "it matches more than one machine"}
 	}
 	m, how := hits[0].m, hits[0].how
-	held := func(reason string) Identification {
-		return Identification{Held: reason, HeldIDs: []string{m.SystemID}}
+	held := func(why, reason string) Identification {
+		return Identification{Held: reason, HeldIDs: []string{m.SystemID}, Why: why}
 	}
 	sharesMAC := false
 	var newMACs []string
@@ -113,12 +115,12 @@ func Identify(c Candidates, h Hello) Identification {
 	}
 	if h.BMC != nil && h.BMC.Address != "" {
 		if host := BMCHost(m.BMCIdentity); host != "" && host != h.BMC.Address {
-			return held(fmt.Sprintf("its BMC is %s but machine %s (%s), matched by %s, is behind BMC %s",
+			return held("its BMC contradicts its MACs", fmt.Sprintf("its BMC is %s but machine %s (%s), matched by %s, is behind BMC %s",
 				h.BMC.Address, m.SystemID, m.Hostname, strings.Join(how, ", "), host))
 		}
 	}
 	if len(m.Interfaces) > 0 && !sharesMAC {
-		return held(fmt.Sprintf("matched machine %s (%s) by %s, but none of its MACs (%s) are that machine's",
+		return held("its MACs contradict its other identities", fmt.Sprintf("matched machine %s (%s) by %s, but none of its MACs (%s) are that machine's",
 			m.SystemID, m.Hostname, strings.Join(how, ", "), strings.Join(h.MACs, ", ")))
 	}
 	return Identification{Machine: &m, AwaitedBoot: len(m.Interfaces) == 0, NewMACs: newMACs}

@@ -155,3 +155,10 @@ func (r Registry) Names() []string {
 	sort.Strings(names)
 	return names
 }
+
+// Inventorier is a driver whose BMC can name the system's SMBIOS UUID and
+// NIC MACs out of band (Redfish can; IPMI cannot), so that a machine
+// added by its BMC alone is known by its MACs before it ever boots.
+type Inventorier interface {
+	Inventory(ctx context.Context, params map[string]string) (uuid string, macs []string, err error)
+}

@@ -189,7 +189,9 @@ func (s *Service) hold(ctx context.Context, id machine.Identification, ident age
 		}
 	}
 	s.Log.Warn("environment held", "source", source, "reason", id.Held)
-	return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "held: " + id.Held}
+	// The anonymous answer says why in general terms only: which
+	// machines it resembles is for the operator, on their timelines.
+	return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "held, not enlisted: " + id.Why}
 }
 
 // greet applies the known-machine decision to machine systemID.
@@ -222,9 +224,12 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 		return agentapi.HelloResponse{}, err
 	}
 	s.Hub.Notify()
-	resp := agentapi.HelloResponse{Action: string(out.Answer), SystemID: m.SystemID, Hostname: m.Hostname, Message: eventText(out.Events)}
+	// Anonymous callers learn only the action and why; the machine's
+	// name and ID go with the token.
+	resp := agentapi.HelloResponse{Action: string(out.Answer), Message: eventText(out.Events)}
 	switch out.Answer {
 	case machine.AnswerProceed:
+		resp.SystemID, resp.Hostname = m.SystemID, m.Hostname
 		tok, err := s.Store.CreateMachineToken(ctx, m.SystemID, m.Status)
 		if err != nil {
 			return agentapi.HelloResponse{}, fmt.Errorf("issue token: %w", err)
@@ -317,8 +322,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 		}
 		s.Hub.Notify()
 		if !s.EnlistCommission {
-			return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, SystemID: m.SystemID, Hostname: m.Hostname,
-				Message: "enlisted as " + m.Hostname}, nil
+			return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "enlisted as " + m.Hostname}, nil
 		}
 		// Straight on to commissioning in the environment already running.
 		m, _, err = s.act(ctx, machine.SystemActor, m.SystemID, machine.Input{Action: machine.Commission, Comment: "enlisted"}, actOpts{noPower: true})

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -42,6 +45,7 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 		return err
 	}
 	m.BMCIdentity = id
+	oob := s.outOfBand(ctx, m)
 	now := s.Now()
 	m.Created, m.Updated = now, now
 	if m.PowerState == "" {
@@ -49,7 +53,7 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 	}
 	ev := machine.Event{
 		Hostname: m.Hostname, Type: "Created", Level: machine.LevelInfo, User: actor.Name, Created: now,
-		Description: fmt.Sprintf("Machine %s added by %s with %d interface(s), power type %s", m.Hostname, actorName(actor), len(m.Interfaces), m.PowerType),
+		Description: fmt.Sprintf("Machine %s added by %s with %d interface(s), power type %s%s", m.Hostname, actorName(actor), len(m.Interfaces), m.PowerType, oob),
 	}
 	if err := s.Store.CreateMachine(ctx, m, []machine.Event{ev}); err != nil {
 		return err
@@ -63,6 +67,36 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 		*m = got
 	}
 	return nil
+}
+
+// outOfBand fills in the MACs and UUID of a machine added by its BMC
+// alone, when the BMC can name them (Redfish). It returns what to add to
+// the creation event; a BMC that cannot answer leaves the machine to be
+// matched when it boots.
+func (s *Service) outOfBand(ctx context.Context, m *machine.Machine) string {
+	if len(m.Interfaces) > 0 {
+		return ""
+	}
+	d, err := s.Power.Drivers().Lookup(m.PowerType)
+	inv, ok := d.(power.Inventorier)
+	if err != nil || !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	uuid, macs, err := inv.Inventory(ctx, m.PowerParams)
+	if err != nil {
+		return fmt.Sprintf("; its BMC could not name its MACs (%v), so they are learned when it boots", err)
+	}
+	for i, raw := range macs {
+		if mac, err := machine.NormaliseMAC(raw); err == nil {
+			m.Interfaces = append(m.Interfaces, machine.Interface{Name: "eth" + strconv.Itoa(i), MAC: mac, Boot: len(m.Interfaces) == 0})
+		}
+	}
+	if m.HardwareUUID == "" && machine.UsableUUID(uuid) {
+		m.HardwareUUID = strings.ToLower(uuid)
+	}
+	return fmt.Sprintf("; its BMC named %d MAC(s) and UUID %q out of band", len(m.Interfaces), m.HardwareUUID)
 }
 
 // Update applies an edit (the API's PUT) to a machine the actor may edit,

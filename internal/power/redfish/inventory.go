@@ -42,3 +42,8 @@ func Inventory(ctx context.Context, params map[string]string) (uuid string, macs
 	}
 	return uuid, macs, nil
 }
+
+// Inventory implements power.Inventorier.
+func (Driver) Inventory(ctx context.Context, params map[string]string) (string, []string, error) {
+	return Inventory(ctx, params)
+}
