@@ -44,6 +44,9 @@ const (
 	bmcPass  = "Bmc-secret-1"
 )
 
+// siteSeq numbers the sites of one test run, so namespace names differ.
+var siteSeq int
+
 var buildOnce struct {
 	sync.Once
 	bin string
@@ -70,7 +73,10 @@ func anvilBinary(t *testing.T) string {
 	return buildOnce.bin
 }
 
-func newSite(t *testing.T, taps []string, extraFlags ...string) *site {
+// newSite starts Anvil in a fresh namespace with a bridge and the taps.
+// With a partition, the rack runs as its own process and follows the
+// region through it, so the test can cut the rack off the region.
+func newSite(t *testing.T, taps []string, partition *partition) *site {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots QEMU machines")
@@ -82,7 +88,8 @@ func newSite(t *testing.T, taps []string, extraFlags ...string) *site {
 	}
 	kernel, initrd := ephemeral.Build(t)
 	bin := anvilBinary(t)
-	ns := netns.New(t, fmt.Sprintf("anve2e%d", os.Getpid()%100000))
+	siteSeq++
+	ns := netns.New(t, fmt.Sprintf("anve2e%d-%d", os.Getpid()%100000, siteSeq))
 	ns.Bridge("br0", regionIP+"/24", taps...)
 	s := &site{t: t, ns: ns, data: t.TempDir(), log: &bytes.Buffer{}}
 	boot := filepath.Join(s.data, "boot", "ephemeral")
@@ -92,37 +99,29 @@ func newSite(t *testing.T, taps []string, extraFlags ...string) *site {
 	link(t, kernel, filepath.Join(boot, "vmlinuz"))
 	link(t, initrd, filepath.Join(boot, "initrd.img"))
 
-	out, err := exec.Command(bin, "apikey", "--username", "admin", "--data", s.data).Output()
-	if err != nil {
-		t.Fatalf("apikey: %v", err)
-	}
-	key := strings.TrimSpace(string(out))
-	args := append([]string{"netns", "exec", ns.Name, bin, "serve", "--data", s.data,
-		"--listen", regionIP + ":5240", "--tftp-listen", regionIP + ":69", "--boot-http-listen", regionIP + ":5248",
-		"--boot-http-url", "http://" + regionIP + ":5248", "--dhcp-interface", "br0",
-		"--status-timeout", "5m", "--power-poll-interval", "30s", "--log-level", "debug"}, extraFlags...)
-	cmd := exec.Command("ip", args...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			<-done
+	key := apikey(t, bin, s.data, "admin")
+	rackFlags := []string{"--tftp-listen", regionIP + ":69", "--boot-http-listen", regionIP + ":5248",
+		"--boot-http-url", "http://" + regionIP + ":5248", "--dhcp-interface", "br0"}
+	serveFlags := []string{"serve", "--data", s.data, "--listen", regionIP + ":5240",
+		"--status-timeout", "5m", "--power-poll-interval", "30s", "--log-level", "debug"}
+	if partition == nil {
+		s.run(bin, append(serveFlags, rackFlags...)...)
+	} else {
+		rackKey := apikey(t, bin, s.data, "rack")
+		s.run(bin, append(serveFlags, "--tftp-listen=", "--boot-http-listen=")...)
+		partition.start(t, ns, regionIP+":5250", regionIP+":5240")
+		rackData := t.TempDir()
+		rboot := filepath.Join(rackData, "boot", "ephemeral")
+		if err := os.MkdirAll(rboot, 0o755); err != nil {
+			t.Fatal(err)
 		}
-		if t.Failed() {
-			t.Logf("anvil serve output (last 20000 bytes):\n%s", tail(s.log.Bytes(), 20000))
-		}
-	})
+		link(t, kernel, filepath.Join(rboot, "vmlinuz"))
+		link(t, initrd, filepath.Join(rboot, "initrd.img"))
+		s.run(bin, append([]string{"rack", "--region", "http://" + regionIP + ":5250/MAAS/", "--key", rackKey,
+			"--data", rackData, "--metadata-url", "http://" + regionIP + ":5240/MAAS/metadata/"}, rackFlags...)...)
+	}
 
+	var err error
 	s.cl, err = client.New("http://"+regionIP+":5240/MAAS/", key)
 	if err != nil {
 		t.Fatal(err)
@@ -143,6 +142,41 @@ func newSite(t *testing.T, taps []string, extraFlags ...string) *site {
 	s.api("POST", "subnets/", url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}, nil)
 	s.api("POST", "ipranges/", url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}, nil)
 	return s
+}
+
+func apikey(t *testing.T, bin, data, user string) string {
+	out, err := exec.Command(bin, "apikey", "--username", user, "--data", data).Output()
+	if err != nil {
+		t.Fatalf("apikey %s: %v", user, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// run starts an anvil process inside the namespace for the test's life;
+// its output goes to the site's log, shown when the test fails.
+func (s *site) run(bin string, args ...string) {
+	t := s.t
+	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns.Name, bin}, args...)...)
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("anvil %s output (last 20000 bytes):\n%s", args[0], tail(s.log.Bytes(), 20000))
+		}
+	})
 }
 
 func link(t *testing.T, from, to string) {
