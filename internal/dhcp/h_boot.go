@@ -37,6 +37,12 @@ func boot(req, resp *dhcpv4.DHCPv4, r *Request) bool {
 		// UEFI HTTP boot ignores offers that do not echo its class.
 		resp.UpdateOption(dhcpv4.OptClassIdentifier("HTTPClient"))
 	}
+	if c.IPXE && !cfg.Proxy {
+		// iPXE's no-pxedhcp setting (option 175, sub-option 176): this
+		// offer is all there is, so it need not wait seconds for a
+		// ProxyDHCP offer before it requests the address.
+		resp.UpdateOption(dhcpv4.OptGeneric(dhcpv4.GenericOptionCode(optIPXE), []byte{176, 1, 1}))
+	}
 	r.Event.BootFile = f
 	return false
 }

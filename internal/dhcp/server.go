@@ -133,6 +133,8 @@ func (s *Server) finish(r *Request) {
 	}
 	if r.Event.Kind == EventDrop {
 		s.log.Debug("dhcp: drop", "reason", r.Event.Reason, "mac", r.Event.MAC)
+	} else {
+		s.log.Debug("dhcp: reply", "kind", r.Event.Kind, "mac", r.Event.MAC, "ip", r.Event.IP, "boot_file", r.Event.BootFile)
 	}
 }
 

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -32,6 +34,7 @@ func TestEnlistment(t *testing.T) {
 	if err := a.Machine().SetBootDevice("network", true, false); err != nil {
 		t.Fatal(err)
 	}
+	clock := watchStages(a.Serial())
 	s.ipmitool("192.0.2.21", "chassis", "power", "on")
 	var enlisted apiMachine
 	s.waitFor("machine A to enlist", long, func() bool {
@@ -43,7 +46,21 @@ func TestEnlistment(t *testing.T) {
 		}
 		return false
 	})
+	clock.mark("new")
 	s.waitFor("machine A to power itself off", 2*time.Minute, func() bool { return !a.Running() })
+	clock.mark("off")
+	if os.Getenv("E2E_DEBUG") != "" {
+		t.Log("power on at", clock.start.UTC().Format("15:04:05.000"))
+		for _, l := range strings.Split(s.log.String(), "\n") {
+			if strings.Contains(l, "dhcp: ") {
+				t.Log(l)
+			}
+		}
+		t.Log(s.events(enlisted.SystemID))
+		page, _ := s.cl.Do(context.Background(), "GET", "discoveries/", nil, nil)
+		t.Log(string(page))
+	}
+	t.Log(clock.report("power-on to NEW", "firmware", "dhcp", "loader", "kernel", "agent", "new", "done", "off"))
 	enlisted = s.machine(enlisted.SystemID)
 	if enlisted.StatusName != "New" || len(enlisted.macs()) != 2 || !slices.Contains(enlisted.macs(), "52:54:00:0e:00:a2") {
 		t.Fatalf("enlisted machine: %+v", enlisted)
@@ -63,11 +80,13 @@ func TestEnlistment(t *testing.T) {
 	form.Set("hostname", "row-b-u12")
 	form.Set("zone", "row-b")
 	var added apiMachine
+	clock = watchStages(b.Serial())
 	s.api("POST", "machines/", form, &added)
-	t0 := time.Now()
 	ready := s.waitStatus(added.SystemID, "Ready", long, b)
-	t.Logf("BMC-only add to READY: %s", time.Since(t0).Round(time.Second))
+	clock.mark("ready")
 	s.waitFor("machine B to be off", 2*time.Minute, func() bool { return !b.Running() })
+	clock.mark("off")
+	t.Log(clock.report("BMC-only add to READY", "firmware", "dhcp", "loader", "kernel", "agent", "done", "ready", "off"))
 	if ready.Hostname != "row-b-u12" || ready.Zone.Name != "row-b" || len(ready.macs()) != 2 ||
 		ready.CPUCount < 1 || ready.Memory < 256 || ready.Storage < 60 || ready.HardwareInfo["bmc_address"] != "192.0.2.22" {
 		t.Fatalf("commissioned machine: %+v", ready)

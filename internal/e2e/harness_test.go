@@ -91,6 +91,7 @@ func newSite(t *testing.T, taps []string, partition *partition) *site {
 	siteSeq++
 	ns := netns.New(t, fmt.Sprintf("anve2e%d-%d", os.Getpid()%100000, siteSeq))
 	ns.Bridge("br0", regionIP+"/24", taps...)
+	ns.Ip("link", "set", "br0", "type", "bridge", "forward_delay", "0")
 	s := &site{t: t, ns: ns, data: t.TempDir(), log: &bytes.Buffer{}}
 	boot := filepath.Join(s.data, "boot", "ephemeral")
 	if err := os.MkdirAll(boot, 0o755); err != nil {

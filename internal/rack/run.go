@@ -92,7 +92,9 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	r.Source = &BootSource{
 		Cache: r.Cache, Files: boot.Dir(bootDir), Report: r.Reporter, HTTPBase: cfg.HTTPBase,
 		MetadataURL: cfg.MetadataURL, Kernel: "ephemeral/vmlinuz", Initrd: "ephemeral/initrd.img",
-		ExtraParams: []string{"console=ttyS0,115200", "console=tty0"},
+		// The last console is /dev/console, where the environment
+		// writes: the serial line, which serial-over-LAN shows.
+		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 	}
 	obs := func(name string, c boot.Client, n int64, d time.Duration, err error) {
 		if err != nil && !errors.Is(err, boot.ErrNotFound) {
