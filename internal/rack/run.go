@@ -17,6 +17,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
 	"github.com/anvilmetal/anvil/internal/client"
 	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/ndp"
 )
 
 // Config is what a rack needs.
@@ -49,6 +50,9 @@ type Config struct {
 	// DHCPListen, when set, replaces ListenAndServe (tests run it inside
 	// a network namespace).
 	DHCPListen func(s *dhcp.Server) error
+	// NoRAReply turns off the answer to IPv6 router solicitations that
+	// a rack serving full DHCP gives by default (see package ndp).
+	NoRAReply bool
 }
 
 // Rack is a running rack.
@@ -172,6 +176,22 @@ func (r *Rack) startDHCP(cfg Config) error {
 		}
 	}()
 	r.stop = append(r.stop, func() { _ = srv.Close() })
+	if !cfg.DHCPProxy && !cfg.NoRAReply && cfg.DHCPListen == nil {
+		// On Anvil's own provisioning network, end firmware's wait for
+		// an IPv6 router that is not there (see package ndp). Without
+		// IPv6 this only costs the firmware its wait.
+		ra, err := ndp.Listen(cfg.DHCPInterface, cfg.Log)
+		if err != nil {
+			cfg.Log.Warn("not answering IPv6 router solicitations", "err", err)
+			return nil
+		}
+		go func() {
+			if err := ra.Serve(); err != nil {
+				cfg.Log.Error("ndp stopped", "err", err)
+			}
+		}()
+		r.stop = append(r.stop, func() { _ = ra.Close() })
+	}
 	return nil
 }
 

@@ -57,6 +57,7 @@ type Config struct {
 	// there for subnets with dhcp_on; DHCPProxy answers PXE only.
 	DHCPInterface string
 	DHCPProxy     bool
+	NoRAReply     bool
 	// EnlistCommission sends enlisting machines straight on to
 	// commissioning instead of powering them off NEW.
 	EnlistCommission bool
@@ -167,7 +168,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
 		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, Log: cfg.Log,
 		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
-		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy,
+		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
 	})
 	if err != nil {
 		return err
