@@ -335,5 +335,61 @@ type Store interface {
 	// reports whether holder has it. One region runs each fleet-wide loop.
 	AcquireLease(ctx context.Context, name, holder string, now, until time.Time) (bool, error)
 
+	// Boot resources (images). CreateBootResource finds the resource by
+	// name and architecture, or creates it, sets its title and base image,
+	// and adds f to it as a new set; it returns the resource with its
+	// files. A file whose SHA256 another file already names with a
+	// different size is a *ConflictError. When f is complete, the
+	// resource's older files are removed as CompleteBootResourceFile does.
+	CreateBootResource(ctx context.Context, r BootResource, f BootResourceFile) (BootResource, error)
+	// GetBootResource returns one resource with its files (ErrNotFound).
+	GetBootResource(ctx context.Context, id int64) (BootResource, error)
+	// ListBootResources returns every resource with its files, by name
+	// and architecture.
+	ListBootResources(ctx context.Context) ([]BootResource, error)
+	// CompleteBootResourceFile marks a file complete and removes the older
+	// files of its resource (a new upload replaces the old one only once
+	// it is complete); it returns the files removed.
+	CompleteBootResourceFile(ctx context.Context, fileID int64) ([]BootResourceFile, error)
+	// DeleteBootResource removes a resource and its files and returns the
+	// files removed (ErrNotFound for an unknown id).
+	DeleteBootResource(ctx context.Context, id int64) ([]BootResourceFile, error)
+	// BootResourceFilesBySHA256 lists the files, of any resource, with
+	// these bytes: whether an image is still wanted, and by whom.
+	BootResourceFilesBySHA256(ctx context.Context, sha256 string) ([]BootResourceFile, error)
+
 	Close() error
+}
+
+// BootResource is an image machines can be deployed with: MAAS's uploaded
+// boot resource. Name and Architecture identify it ("noble" for a custom
+// image, "ubuntu/noble"; "amd64/generic"); uploading again under the same
+// pair adds a new set (a version) to it.
+type BootResource struct {
+	ID           int64
+	Name         string
+	Architecture string
+	Title        string
+	BaseImage    string // "ubuntu/noble": what a custom image is built on
+	Created      time.Time
+	Updated      time.Time
+	// Files are the resource's sets, newest first; an uploaded set holds
+	// one file.
+	Files []BootResourceFile
+}
+
+// BootResourceFile is one file of a boot resource set. Its bytes live
+// outside the database, named by SHA256; Complete says they are there and
+// were verified against SHA256 and Size.
+type BootResourceFile struct {
+	ID         int64
+	ResourceID int64
+	Version    string // the set's version, "20250314" or "20250314.1"
+	Label      string // "uploaded"
+	Filename   string // "root.tgz", "ddraw", ...
+	Filetype   string // MAAS's upload names: tgz, ddraw, ddgz, ...
+	SHA256     string // lower-case hex
+	Size       int64
+	Complete   bool
+	Created    time.Time
 }

@@ -60,6 +60,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AgentFields", testAgentFields},
 		{"MachineTokens", testMachineTokens},
 		{"Results", testResults},
+		{"BootResources", testBootResources},
+		{"BootResourcesConcurrent", testBootResourcesConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
