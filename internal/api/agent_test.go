@@ -411,3 +411,20 @@ func TestAddByRedfishKnowsMACs(t *testing.T) {
 		e.must(http.StatusOK, http.MethodPost, "machines/", e.admin, form, nil)
 	})
 }
+
+// With --enlist-commission an enlisting machine goes straight on to
+// commissioning in the environment it is already running.
+func TestEnlistStraightToCommissioning(t *testing.T) {
+	e := start(t, "", func(c *serve.Config) { c.EnlistCommission = true })
+	ctx := t.Context()
+	macs := []string{"52:54:00:ab:00:01"}
+	r, err := e.agent("").Enlist(ctx, agentapi.EnlistRequest{Identity: ident("", macs...), Inventory: testInventory(macs...)})
+	if err != nil || r.Action != agentapi.ActionProceed || r.Phase != "commissioning" || r.Token == "" {
+		t.Fatalf("enlist: %+v %v", r, err)
+	}
+	e.waitStatus(r.SystemID, "Commissioning")
+	if err := e.agent(r.Token).Signal(ctx, agentapi.StatusOK, "", inventoryFile(t, testInventory(macs...))); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(r.SystemID, "Ready")
+}
