@@ -5,6 +5,7 @@
 package metadata
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,8 +55,8 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 		opts.Burst = 20
 	}
 	s := &Server{svc: svc, log: log, limit: newLimiter(opts.Rate, opts.Burst), mux: http.NewServeMux()}
-	s.mux.HandleFunc("POST "+Prefix+agentapi.HelloPath, s.anonymous(s.hello))
-	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(s.enlist))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.HelloPath, s.anonymous(call(s, svc.Hello)))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(call(s, svc.Enlist)))
 	s.mux.HandleFunc("GET "+Prefix+"{$}", func(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusOK, "2012-03-01\nlatest\n")
 	})
@@ -93,22 +94,16 @@ func (s *Server) anonymous(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-func (s *Server) hello(w http.ResponseWriter, r *http.Request) {
-	var req agentapi.HelloRequest
-	if !decode(w, r, &req) {
-		return
+// call decodes an anonymous call's JSON body, asks the region and answers.
+func call[Req any](s *Server, ask func(context.Context, Req, string) (agentapi.HelloResponse, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if !decode(w, r, &req) {
+			return
+		}
+		resp, err := ask(r.Context(), req, source(r))
+		s.answer(w, r, resp, err)
 	}
-	resp, err := s.svc.Hello(r.Context(), req, source(r))
-	s.answer(w, r, resp, err)
-}
-
-func (s *Server) enlist(w http.ResponseWriter, r *http.Request) {
-	var req agentapi.EnlistRequest
-	if !decode(w, r, &req) {
-		return
-	}
-	resp, err := s.svc.Enlist(r.Context(), req, source(r))
-	s.answer(w, r, resp, err)
 }
 
 func (s *Server) answer(w http.ResponseWriter, r *http.Request, resp agentapi.HelloResponse, err error) {
