@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -26,6 +27,9 @@ type Options struct {
 	WatchPoll time.Duration
 	// Version is Anvil's own version, reported in version/.
 	Version string
+	// Images keeps the bytes of boot resources; without it boot-resources
+	// uploads and image downloads answer 503.
+	Images *images.Store
 }
 
 // Server is the API's http.Handler.
@@ -75,6 +79,9 @@ func (s *Server) routes() {
 	s.handle("subnets/{id}/", s.subnetRoutes()...)
 	s.handle("ipranges/", s.ipRangesRoutes()...)
 	s.handle("ipranges/{id}/", s.ipRangeRoutes()...)
+	s.handle("boot-resources/", s.bootResourcesRoutes()...)
+	s.handle("boot-resources/{id}/", s.bootResourceRoutes()...)
+	s.bootResourceStreams()
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotFound, "Unknown API endpoint: "+r.URL.Path)
 	})

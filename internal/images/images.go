@@ -299,3 +299,9 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// CheckDeclared compares what was received with the declared SHA-256 and
+// size (empty or negative: not declared), without touching the file.
+func CheckDeclared(t *Temp, wantSum string, wantSize int64) error {
+	return check(t.Sum, t.Size, wantSum, wantSize)
+}
