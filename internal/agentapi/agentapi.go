@@ -118,3 +118,41 @@ const InventoryFile = "anvil-inventory.json"
 type Error struct {
 	Error string `json:"error"`
 }
+
+// TaskPath answers, with the machine's token, what the current phase is
+// to do: the image to write and the first-boot settings for deploying,
+// the erase mode for disk erasing.
+const TaskPath = "anvil/v1/task"
+
+// Task is the work of the current phase.
+type Task struct {
+	Phase string `json:"phase"`
+	// Deploying.
+	Image    *Image `json:"image,omitempty"`
+	Hostname string `json:"hostname,omitempty"`
+	// UserData is the cloud-init user data, as the user gave it.
+	UserData []byte   `json:"user_data,omitempty"`
+	SSHKeys  []string `json:"ssh_keys,omitempty"`
+	// InstanceID is the cloud-init instance ID (the system ID).
+	InstanceID string `json:"instance_id,omitempty"`
+	// Disk is the kernel name of the disk to write ("sda", "vda"); empty
+	// means the agent picks the first non-removable disk large enough.
+	Disk string `json:"disk,omitempty"`
+	// Erase is "quick", "full" or "secure" for disk erasing.
+	Erase string `json:"erase,omitempty"`
+}
+
+// Image is a boot resource file to write to disk.
+type Image struct {
+	URL      string `json:"url"`      // HTTP, Range-capable
+	SHA256   string `json:"sha256"`   // of the bytes at URL
+	Size     int64  `json:"size"`     // of the bytes at URL
+	FileType string `json:"filetype"` // ddraw, ddgz, ddxz, tgz, tbz, txz
+	// RawSize is the written size of a compressed raw image, when known.
+	RawSize int64 `json:"raw_size,omitempty"`
+}
+
+// Signal statuses the deploy phase adds: the image is on disk and the
+// next boot is local. The deployed OS's first boot (or the rack serving
+// it a local boot) ends the phase.
+const StatusInstalled = "INSTALLED"

@@ -43,6 +43,23 @@ func (c *Client) Enlist(ctx context.Context, r EnlistRequest) (EnlistResponse, e
 	return out, err
 }
 
+// Task reads what the current phase is to do.
+func (c *Client) Task(ctx context.Context) (Task, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url(TaskPath), nil)
+	if err != nil {
+		return Task{}, err
+	}
+	body, err := c.do(req)
+	if err != nil {
+		return Task{}, err
+	}
+	var t Task
+	if err := json.Unmarshal(body, &t); err != nil {
+		return Task{}, fmt.Errorf("metadata API %s: bad answer: %w", TaskPath, err)
+	}
+	return t, nil
+}
+
 // Signal reports progress as MAAS's op=signal does: status, an error text
 // for FAILED, and result files (name → contents).
 func (c *Client) Signal(ctx context.Context, status, errText string, files map[string][]byte) error {
