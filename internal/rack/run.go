@@ -94,7 +94,9 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		cfg.MetadataURL = cl.BaseURL() + "metadata/"
 	}
 	r.Source = &BootSource{
-		Cache: r.Cache, Files: boot.Dir(bootDir), Report: r.Reporter, HTTPBase: cfg.HTTPBase,
+		Cache: r.Cache, Report: r.Reporter, HTTPBase: cfg.HTTPBase,
+		// images/<sha256> are fetched from the region and cached.
+		Files:       &ImageCache{Next: boot.Dir(bootDir), Dir: filepath.Join(cfg.DataDir, "image-cache"), Region: cl.BaseURL(), Log: cfg.Log},
 		MetadataURL: cfg.MetadataURL, Kernel: "ephemeral/vmlinuz", Initrd: "ephemeral/initrd.img",
 		// The last console is /dev/console, where the environment
 		// writes: the serial line, which serial-over-LAN shows.
