@@ -296,20 +296,24 @@ func (s *Server) createBootResourceFrom(w http.ResponseWriter, r *request, imgs 
 	if err := imgs.DropPartial(f.ID); err != nil {
 		return err
 	}
-	var install func() error
-	switch {
-	case tmp != nil:
-		install = func() error { return imgs.Commit(tmp, spec.sha256, spec.size) }
-	case imageSize(imgs, f.SHA256) == f.Size:
-		// Bytes already here (another resource's) need no upload.
-		install = func() error { return nil }
-	}
-	if install != nil {
-		// On failure the file stays incomplete: never served, and
-		// resumable at its upload_uri.
-		if err := s.completeImageFile(ctx, imgs, f, install); err != nil {
-			return err
+	install := func() error { return imgs.Commit(tmp, spec.sha256, spec.size) }
+	if tmp == nil {
+		// Bytes already here (another resource's) need no upload; the
+		// check runs under the image's lock, so no removal can slip in.
+		install = func() error {
+			if imageSize(imgs, f.SHA256) != f.Size {
+				return errNoBytes
+			}
+			return nil
 		}
+	}
+	// On failure the file stays incomplete: never served, and resumable
+	// at its upload_uri.
+	switch err := s.completeImageFile(ctx, imgs, f, install); {
+	case errors.Is(err, errNoBytes):
+	case err != nil:
+		return err
+	default:
 		if b, err = s.store.GetBootResource(ctx, b.ID); err != nil {
 			return err
 		}
@@ -317,6 +321,9 @@ func (s *Server) createBootResourceFrom(w http.ResponseWriter, r *request, imgs 
 	writeJSON(w, http.StatusCreated, s.bootResourceJSON(b, true))
 	return nil
 }
+
+// errNoBytes is a declared file whose bytes are not here yet.
+var errNoBytes = errors.New("image bytes not here yet")
 
 func imageSize(imgs *images.Store, sum string) int64 {
 	f, fi, err := imgs.Open(sum)
