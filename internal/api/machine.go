@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"time"
@@ -154,6 +155,9 @@ func (s *Server) action(a machine.Action) handlerFunc {
 			in.Erase = mode
 		case machine.Deploy:
 			in.OSystem, in.DistroSeries = r.form.Get("osystem"), r.form.Get("distro_series")
+			if err := deployOptions(r, &in); err != nil {
+				return err
+			}
 		case machine.MarkBroken:
 			in.Comment = firstOr(r.form.Get("comment"), r.form.Get("error_description"))
 		}
@@ -166,6 +170,27 @@ func (s *Server) action(a machine.Action) handlerFunc {
 		}
 		return s.writeMachine(w, r, http.StatusOK, &m)
 	}
+}
+
+// deployOptions reads user_data (base64, as MAAS takes it) and hostname.
+func deployOptions(r *request, in *machine.Input) error {
+	if v := r.form.Get("user_data"); v != "" {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return badField("user_data", "must be base64-encoded: %v", err)
+		}
+		if len(b) > 1<<20 {
+			return badField("user_data", "must be at most 1 MiB")
+		}
+		in.UserData = b
+	}
+	if h := r.form.Get("hostname"); h != "" {
+		if err := machine.ValidateHostname(h); err != nil {
+			return badField("hostname", "%v", err)
+		}
+		in.Hostname = h
+	}
+	return nil
 }
 
 func eraseMode(r *request) (machine.EraseMode, error) {

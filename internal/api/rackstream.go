@@ -48,12 +48,16 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 		}
 	}
 	var known []machine.Event
+	var bootedLocal []string
 	for _, e := range evs {
 		at := e.At
 		if at.IsZero() || at.After(time.Now().Add(time.Minute)) {
 			at = time.Now()
 		}
 		if m := owner[e.MAC]; m != nil {
+			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.Status == machine.Deploying && !m.Netboot {
+				bootedLocal = append(bootedLocal, m.SystemID)
+			}
 			known = append(known, machine.Event{
 				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Boot " + truncate(e.Kind, 20), Level: machine.LevelInfo,
 				Description: truncate(e.Detail, 500), Created: at.UTC(),
@@ -69,6 +73,11 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			return err
 		}
 		s.svc.Hub.Notify()
+	}
+	for _, id := range bootedLocal {
+		if err := s.svc.BootedLocal(r.Context(), id); err != nil {
+			return err
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"recorded": len(known), "discovered": len(evs) - len(known)})
 	return nil

@@ -32,6 +32,9 @@ const (
 	Fail Action = "fail"
 	// Heartbeat says the phase is still making progress.
 	Heartbeat Action = "heartbeat"
+	// Installed says a deployment's image is on disk: the machine boots
+	// it next, and the boot that shows it did ends the phase.
+	Installed Action = "installed"
 )
 
 // UserActions are the actions a person may ask for through the API.
@@ -41,7 +44,7 @@ var UserActions = []Action{
 }
 
 // SystemActions are the actions only Anvil itself takes.
-var SystemActions = []Action{Succeed, Fail, Heartbeat}
+var SystemActions = []Action{Succeed, Fail, Heartbeat, Installed}
 
 // Actor is who asks. System is Anvil itself.
 type Actor struct {
@@ -74,6 +77,8 @@ type Input struct {
 	// Deploy options; empty means the site defaults.
 	OSystem      string
 	DistroSeries string
+	UserData     []byte
+	Hostname     string // renames the machine for the deployment, when set
 }
 
 // PowerAction is what the lifecycle needs done to power. The coordinator

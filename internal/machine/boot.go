@@ -33,3 +33,13 @@ func PurposeOf(s Status) BootPurpose {
 	}
 	return BootPowerOff
 }
+
+// BootPurposeOf decides a known machine's boot: PurposeOf its status,
+// except that a deploying machine whose image is on its disk (Netboot
+// off) boots that disk: the rack's local answer is what shows it booted.
+func BootPurposeOf(m *Machine) BootPurpose {
+	if m.Status == Deploying && !m.Netboot {
+		return BootLocal
+	}
+	return PurposeOf(m.Status)
+}

@@ -263,6 +263,9 @@ func checkError(t *testing.T, before Machine, in Input, out Outcome, err error) 
 func withoutLifecycleFields(m Machine) Machine {
 	m.Status, m.StatusMessage, m.PreviousStatus, m.StatusExpires = 0, "", 0, time.Time{}
 	m.Owner, m.OSystem, m.DistroSeries, m.EraseMode, m.Updated = "", "", "", "", time.Time{}
+	// A deployment's settings: its user data, its hostname, and whether
+	// the machine still network-boots the installer.
+	m.UserData, m.Netboot, m.Hostname = nil, false, ""
 	return m
 }
 
@@ -292,7 +295,7 @@ func checkInvariants(t *testing.T, before Machine, in Input, cfg Config, out Out
 	// The deadline: armed on entering (or heartbeating in) a monitored
 	// status, cleared in any other, untouched otherwise.
 	switch {
-	case after.Status != before.Status || in.Action == Heartbeat:
+	case after.Status != before.Status || in.Action == Heartbeat || in.Action == Installed:
 		want := time.Time{}
 		if after.Status.Monitored() {
 			want = in.Now.Add(cfg.TimeoutFor(after.Status))

@@ -188,7 +188,7 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 			SystemID: m.SystemID, Hostname: m.Hostname, Type: typ, Level: level, Description: text, Created: h.Now,
 		})
 	}
-	want := PurposeOf(m.Status)
+	want := BootPurposeOf(&m)
 	booted := h.Booted
 	if booted == "" {
 		booted = BootEnlist

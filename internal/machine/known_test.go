@@ -10,7 +10,7 @@ func TestGreetEveryStatus(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cfg := DefaultConfig()
 	for s := range statusNames {
-		m := Machine{SystemID: "abc", Hostname: "n1", Status: s}
+		m := Machine{SystemID: "abc", Hostname: "n1", Status: s, Netboot: true}
 		want := PurposeOf(s)
 		for _, booted := range []BootPurpose{BootEnlist, BootEphemeral, BootInstall} {
 			for _, enrol := range []bool{false, true} {
@@ -51,7 +51,7 @@ func TestGreetEveryStatus(t *testing.T) {
 
 func TestGreetLoopGuard(t *testing.T) {
 	now := time.Now()
-	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated}
+	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated, Netboot: true}
 	for i := 1; i <= MaxWrongBoots; i++ {
 		o := Greet(m, Hello{Booted: BootEnlist, Now: now}, false, DefaultConfig())
 		m = o.Machine

@@ -50,8 +50,12 @@ type Machine struct {
 	HardwareUUID string
 	OSystem      string
 	DistroSeries string
-	Netboot      bool
-	Tags         []string
+	// Netboot says the machine network-boots Anvil's environment; a
+	// deploying machine turns it off once its image is on disk.
+	Netboot bool
+	// UserData is the cloud-init user data of the current deployment.
+	UserData []byte
+	Tags     []string
 	// BMCIdentity is "type|host|port|system" of the BMC and the system
 	// behind it, derived from the power parameters by the region; empty
 	// for manual power. No two machines share one.
@@ -107,6 +111,7 @@ func (m Machine) Clone() Machine {
 	c := m
 	c.Interfaces = append([]Interface(nil), m.Interfaces...)
 	c.Tags = append([]string(nil), m.Tags...)
+	c.UserData = append([]byte(nil), m.UserData...)
 	c.Watch = m.Watch.clone()
 	if m.Inventory != nil {
 		inv := m.Inventory.Clone()

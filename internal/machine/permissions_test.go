@@ -33,6 +33,7 @@ var permTable = map[Action]struct{ own, others, free perm }{
 	Succeed:        {denied, denied, denied}, // Anvil only
 	Fail:           {denied, denied, denied},
 	Heartbeat:      {denied, denied, denied},
+	Installed:      {denied, denied, denied},
 }
 
 func TestPermTableIsComplete(t *testing.T) {

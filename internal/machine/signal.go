@@ -15,6 +15,8 @@ func SignalAction(status string) (Action, error) {
 		return Succeed, nil
 	case "FAILED":
 		return Fail, nil
+	case "INSTALLED":
+		return Installed, nil
 	case "WORKING", "COMMISSIONING", "TESTING", "DEPLOYING", "RELEASING", "DISK_ERASING", "RESCUE_MODE", "APPLYING_NETCONF":
 		return Heartbeat, nil
 	}

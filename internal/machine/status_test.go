@@ -324,7 +324,7 @@ func TestActionLists(t *testing.T) {
 			t.Errorf("UserActions[%d] = %q, want %q (MAAS's op name)", i, UserActions[i], names[i])
 		}
 	}
-	if got := SystemActions; len(got) != 3 || got[0] != "succeed" || got[1] != "fail" || got[2] != "heartbeat" {
+	if got := SystemActions; len(got) != 4 || got[0] != "succeed" || got[1] != "fail" || got[2] != "heartbeat" || got[3] != "installed" {
 		t.Errorf("SystemActions = %v", got)
 	}
 }

@@ -81,6 +81,7 @@ func init() {
 		Succeed:        {systemOnly, (*stepper).succeed},
 		Fail:           {systemOnly, (*stepper).fail},
 		Heartbeat:      {systemOnly, (*stepper).heartbeat},
+		Installed:      {systemOnly, (*stepper).installed},
 	}
 	for _, a := range UserActions {
 		if _, ok := handlers[a]; !ok {
@@ -114,7 +115,7 @@ func (s *stepper) moveTo(to Status, evType, text string) {
 		// Ready is MAAS's free pool, whichever way the machine got there
 		// (mark_fixed, a passed test, commissioning a broken machine): an
 		// owner left behind would make it unallocatable and unreleasable.
-		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode = "", "", "", EraseNone
+		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData = "", "", "", EraseNone, nil
 	}
 	if d := s.cfg.TimeoutFor(to); d > 0 {
 		s.m.StatusExpires = s.in.Now.Add(d)
@@ -257,6 +258,10 @@ func (s *stepper) deploy() error {
 	}
 	s.m.OSystem = firstNonEmpty(s.in.OSystem, s.cfg.DefaultOSystem)
 	s.m.DistroSeries = firstNonEmpty(s.in.DistroSeries, s.cfg.DefaultDistroSeries)
+	s.m.UserData, s.m.Netboot = append([]byte(nil), s.in.UserData...), true
+	if s.in.Hostname != "" {
+		s.m.Hostname = s.in.Hostname
+	}
 	s.startPhase(Deploying, "Deploying", fmt.Sprintf("Deploying %s/%s", s.m.OSystem, s.m.DistroSeries))
 	return nil
 }
@@ -333,7 +338,7 @@ func (s *stepper) succeed() error {
 	case Deploying:
 		s.moveTo(Deployed, "Deployed", s.withComment("Deployed"))
 	case Releasing, DiskErasing:
-		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode = "", "", "", EraseNone
+		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData = "", "", "", EraseNone, nil
 		s.moveTo(Ready, "Released", s.withComment("Released"))
 		s.power = PowerDown
 	case EnteringRescueMode:
@@ -361,6 +366,20 @@ func (s *stepper) fail() error {
 	}
 	s.moveTo(to, "Failed", s.before.String()+" failed: "+reason)
 	s.events[len(s.events)-1].Level = LevelError
+	return nil
+}
+
+// installed: the image is on disk. The machine is network-booted once
+// more through its BMC, so that the rack answers it with a local boot: that
+// answer (or the deployed OS calling home) shows the disk boots.
+func (s *stepper) installed() error {
+	if s.m.Status != Deploying || !s.m.Netboot {
+		return s.refuse("no image is being written")
+	}
+	s.m.Netboot = false
+	s.m.StatusExpires = s.in.Now.Add(s.cfg.TimeoutFor(Deploying))
+	s.record(LevelInfo, "Image written", s.withComment("Image written to disk; booting it"))
+	s.power = PowerRestart
 	return nil
 }
 

@@ -29,6 +29,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Commissioning: {
 		Commission:     refused,
@@ -46,6 +47,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Ready, pOff),
 		Fail:           goes(FailedCommissioning, pNone),
 		Heartbeat:      goes(Commissioning, pNone),
+		Installed:      refused,
 	},
 	FailedCommissioning: {
 		Commission:     goes(Commissioning, pCycle),
@@ -63,6 +65,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Missing: {
 		Commission:     goes(Commissioning, pCycle),
@@ -80,6 +83,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Ready: {
 		Commission:     goes(Commissioning, pCycle),
@@ -97,6 +101,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Reserved: {
 		Commission:     refused,
@@ -114,6 +119,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Deployed: {
 		Commission:     refused,
@@ -131,6 +137,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Retired: {
 		Commission:     refused,
@@ -148,6 +155,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Broken: { // owned by alice, broken while Deployed
 		Commission:     goes(Commissioning, pCycle),
@@ -165,6 +173,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Deploying: {
 		Commission:     refused,
@@ -182,6 +191,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Deployed, pNone),
 		Fail:           goes(FailedDeployment, pNone),
 		Heartbeat:      goes(Deploying, pNone),
+		Installed:      goes(Deploying, pCycle),
 	},
 	Allocated: {
 		Commission:     refused,
@@ -199,6 +209,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	FailedDeployment: {
 		Commission:     refused,
@@ -216,6 +227,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Releasing: {
 		Commission:     refused,
@@ -233,6 +245,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Ready, pOff),
 		Fail:           goes(FailedReleasing, pNone),
 		Heartbeat:      goes(Releasing, pNone),
+		Installed:      refused,
 	},
 	FailedReleasing: {
 		Commission:     refused,
@@ -250,6 +263,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	DiskErasing: {
 		Commission:     refused,
@@ -267,6 +281,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Ready, pOff),
 		Fail:           goes(FailedDiskErasing, pNone),
 		Heartbeat:      goes(DiskErasing, pNone),
+		Installed:      refused,
 	},
 	FailedDiskErasing: {
 		Commission:     refused,
@@ -284,6 +299,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	RescueMode: {
 		Commission:     refused,
@@ -301,6 +317,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	EnteringRescueMode: {
 		Commission:     refused,
@@ -318,6 +335,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(RescueMode, pNone),
 		Fail:           goes(FailedEnteringRescueMode, pNone),
 		Heartbeat:      goes(EnteringRescueMode, pNone),
+		Installed:      refused,
 	},
 	FailedEnteringRescueMode: {
 		Commission:     refused,
@@ -335,6 +353,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	ExitingRescueMode: {
 		Commission:     refused,
@@ -352,6 +371,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Deployed, pNone), // back to PreviousStatus
 		Fail:           goes(FailedExitingRescueMode, pNone),
 		Heartbeat:      goes(ExitingRescueMode, pNone),
+		Installed:      refused,
 	},
 	FailedExitingRescueMode: {
 		Commission:     refused,
@@ -369,6 +389,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 	Testing: {
 		Commission:     goes(Commissioning, pCycle), // the table allows Testing → Commissioning
@@ -386,6 +407,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        goes(Ready, pOff),
 		Fail:           goes(FailedTesting, pNone),
 		Heartbeat:      goes(Testing, pNone),
+		Installed:      refused,
 	},
 	FailedTesting: {
 		Commission:     goes(Commissioning, pCycle),
@@ -403,6 +425,7 @@ var stepTable = map[Status]map[Action]expect{
 		Succeed:        refused,
 		Fail:           refused,
 		Heartbeat:      refused,
+		Installed:      refused,
 	},
 }
 
@@ -436,8 +459,8 @@ func TestStepTableIsComplete(t *testing.T) {
 			}
 		}
 	}
-	if len(allActions) != 15 {
-		t.Errorf("%d actions, want 12 user + 3 system", len(allActions))
+	if len(allActions) != 16 {
+		t.Errorf("%d actions, want 12 user + 4 system", len(allActions))
 	}
 }
 

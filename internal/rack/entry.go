@@ -31,7 +31,7 @@ type Entry struct {
 func EntryOf(m *machine.Machine) Entry {
 	e := Entry{
 		SystemID: m.SystemID, Hostname: m.Hostname, Domain: m.Domain, Arch: m.Architecture,
-		Status: m.Status, Purpose: machine.PurposeOf(m.Status), UUID: m.HardwareUUID,
+		Status: m.Status, Purpose: machine.BootPurposeOf(m), UUID: m.HardwareUUID,
 		OSystem: m.OSystem, Series: m.DistroSeries, Version: m.Version, Enrol: m.EnrolSecret,
 	}
 	for _, i := range m.Interfaces {

@@ -20,6 +20,9 @@ type BootEvent struct {
 	Kind   string    `json:"kind"` // dhcp, tftp, http, config
 	Detail string    `json:"detail"`
 	At     time.Time `json:"at"`
+	// Purpose is the boot a config answer gave (kind config only): a
+	// local answer to a deploying machine shows its disk is what boots.
+	Purpose string `json:"purpose,omitempty"`
 }
 
 // Reporter queues boot events and sends them to the region in batches. It

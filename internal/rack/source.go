@@ -59,7 +59,7 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	if !ok {
 		// Unknown: not found, so the firmware falls back to the default
 		// config; the region lists the MAC as a discovery.
-		s.report(req.MAC, req.UUID, c, fmt.Sprintf("asked for %s: unknown machine, firmware falls back to the default", req.Path))
+		s.report(req.MAC, req.UUID, c, "", fmt.Sprintf("asked for %s: unknown machine, firmware falls back to the default", req.Path))
 		return boot.File{}, boot.ErrNotFound
 	}
 	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
@@ -82,7 +82,7 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 		return boot.File{}, err
 	}
 	if e != nil {
-		s.report(req.MAC, req.UUID, boot.Client{}, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
+		s.report(req.MAC, req.UUID, boot.Client{}, p.Purpose, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
 	}
 	return file(b, s.now()), nil
 }
@@ -97,7 +97,7 @@ func (s *BootSource) ipxeTop() []byte {
 		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-default-amd64\n")
 }
 
-func (s *BootSource) report(mac, uuid string, c boot.Client, detail string) {
+func (s *BootSource) report(mac, uuid string, c boot.Client, purpose machine.BootPurpose, detail string) {
 	if s.Report == nil || mac == "" {
 		return
 	}
@@ -105,7 +105,7 @@ func (s *BootSource) report(mac, uuid string, c boot.Client, detail string) {
 	if c.Addr.IsValid() {
 		ip = c.Addr.Addr().String()
 	}
-	s.Report.Add(BootEvent{MAC: mac, UUID: uuid, IP: ip, Kind: "config", Detail: detail, At: s.now()})
+	s.Report.Add(BootEvent{MAC: mac, UUID: uuid, IP: ip, Kind: "config", Detail: detail, At: s.now(), Purpose: string(purpose)})
 }
 
 func (s *BootSource) now() time.Time {

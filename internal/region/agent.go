@@ -463,3 +463,27 @@ func inventorySummary(inv machine.Inventory) string {
 	}
 	return text
 }
+
+// errNotInstalled skips BootedLocal for a machine that is not waiting for
+// its first boot from disk.
+var errNotInstalled = errors.New("not waiting for a local boot")
+
+// BootedLocal is the rack's word that a deploying machine whose image is
+// on disk was answered with a local boot: the deployment is done, for
+// images that cannot call home. Anything else is left alone.
+func (s *Service) BootedLocal(ctx context.Context, systemID string) error {
+	before := func(m *machine.Machine) ([]machine.Event, error) {
+		if m.Status != machine.Deploying || m.Netboot {
+			return nil, errNotInstalled
+		}
+		return nil, nil
+	}
+	_, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: machine.Succeed, Comment: "it booted from its disk"}, actOpts{before: before})
+	if errors.Is(err, errNotInstalled) || errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err == nil {
+		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
+	}
+	return err
+}

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -23,7 +24,7 @@ func machineSelect(withPower bool) string {
 		m.status, m.status_message, m.previous_status, m.status_expires, m.owner, z.name, p.name,
 		m.power_type, ` + power + `, m.power_state, m.erase_mode, m.drift_policy, m.power_watch, m.cpu_count, m.memory, m.storage,
 		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version,
-		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory`
+		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data`
 }
 
 // scanMachine reads one row of machineSelect; the interfaces and tags come
@@ -35,18 +36,24 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 		sealed []byte
 		watch  string
 		inv    string
+		ud     string
 	)
 	err := rows.Scan(&id, &m.SystemID, &m.Hostname, &m.Domain, &m.Architecture, &m.Description,
 		&m.Status, &m.StatusMessage, &m.PreviousStatus, timeDest{&m.StatusExpires}, &m.Owner, &m.Zone, &m.Pool,
 		&m.PowerType, &sealed, &m.PowerState, &m.EraseMode, &m.DriftPolicy, &watch, &m.CPUCount, &m.Memory, &m.Storage,
 		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version,
-		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv)
+		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud)
 	if err != nil {
 		return 0, m, fmt.Errorf("scan machine: %w", err)
 	}
 	if watch != "" {
 		if err := json.Unmarshal([]byte(watch), &m.Watch); err != nil {
 			return 0, m, fmt.Errorf("power watch of machine %s: %w", m.SystemID, err)
+		}
+	}
+	if ud != "" {
+		if m.UserData, err = base64.StdEncoding.DecodeString(ud); err != nil {
+			return 0, m, fmt.Errorf("user data of machine %s: %w", m.SystemID, err)
 		}
 	}
 	if inv != "" {

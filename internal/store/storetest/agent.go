@@ -13,6 +13,7 @@ func testAgentFields(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	m := newMachine("node1", mac(1))
 	m.BMCIdentity, m.EnrolSecret, m.WrongBoots = "ipmi|192.0.2.21|623|", "enrol-1", 2
+	m.UserData = []byte("#cloud-config\n\x00binary\xff")
 	m.Inventory = &machine.Inventory{
 		CPU: machine.CPU{Model: "QEMU Virtual CPU", Cores: 2, Threads: 4, MHz: 2400}, MemoryMiB: 512,
 		Disks:  []machine.Disk{{Name: "vda", Size: 64 << 20, Rotational: true}},
@@ -22,7 +23,7 @@ func testAgentFields(t *testing.T, s store.Store) {
 	}
 	create(t, s, m)
 	got := get(t, s, m.SystemID)
-	if got.BMCIdentity != m.BMCIdentity || got.EnrolSecret != "enrol-1" || got.WrongBoots != 2 {
+	if got.BMCIdentity != m.BMCIdentity || got.EnrolSecret != "enrol-1" || got.WrongBoots != 2 || string(got.UserData) != string(m.UserData) {
 		t.Fatalf("agent fields = %q %q %d", got.BMCIdentity, got.EnrolSecret, got.WrongBoots)
 	}
 	if !reflect.DeepEqual(got.Inventory, m.Inventory) {
