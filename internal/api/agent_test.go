@@ -3,11 +3,16 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -427,4 +432,80 @@ func TestEnlistStraightToCommissioning(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitStatus(r.SystemID, "Ready")
+}
+
+// The deploy phase as the environment sees it: the task names the image,
+// the image downloads with its checksum, INSTALLED turns network boot off,
+// and the rack's local answer ends the phase.
+func TestDeployPhase(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		img := bytes.Repeat([]byte("anvil-image "), 100000)
+		sum := sha256.Sum256(img)
+		if code, body := e.upload(e.admin, url.Values{"name": {"custom/testimg"}, "architecture": {"amd64/generic"},
+			"filetype": {"ddraw"}, "sha256": {hex.EncodeToString(sum[:])}, "size": {strconv.Itoa(len(img))}}, img); code != http.StatusCreated {
+			t.Fatalf("upload: %d %s", code, body)
+		}
+		ready := func(host, mac string) string {
+			m := e.addMachine(host, mac, nil)
+			if _, err := e.srv.Store.UpdateMachine(ctx, m.SystemID, func(x *machine.Machine) ([]machine.Event, error) {
+				x.Status = machine.Ready
+				return nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return m.SystemID
+		}
+		id := ready("d1", "52:54:00:de:00:01")
+		ud := "#cloud-config\nruncmd: [echo hello]\n"
+		e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"},
+			"distro_series": {"testimg"}, "user_data": {base64.StdEncoding.EncodeToString([]byte(ud))}, "hostname": {"web-1"}}, nil)
+		r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:de:00:01"), Purpose: "install", Enrol: e.enrol(id)})
+		if err != nil || r.Action != agentapi.ActionProceed || r.Phase != "deploying" {
+			t.Fatalf("hello: %+v %v", r, err)
+		}
+		tok := e.agent(r.Token)
+		task, err := tok.Task(ctx)
+		if err != nil || task.Image == nil || task.Hostname != "web-1" || string(task.UserData) != ud || task.Image.FileType != "ddraw" {
+			t.Fatalf("task: %+v %v", task, err)
+		}
+		resp, err := http.Get(task.Image.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if gs := sha256.Sum256(got); hex.EncodeToString(gs[:]) != task.Image.SHA256 || int64(len(got)) != task.Image.Size {
+			t.Fatalf("image download: %d bytes", len(got))
+		}
+		if b, err := tok.Get(ctx, "user-data"); err != nil || string(b) != ud {
+			t.Fatalf("user-data: %q %v", b, err)
+		}
+		if err := tok.Signal(ctx, agentapi.StatusInstalled, "", nil); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := e.srv.Store.GetMachine(ctx, id); m.Status != machine.Deploying || m.Netboot {
+			t.Fatalf("after INSTALLED: %s netboot=%v", m.Status, m.Netboot)
+		}
+		// The rack answers its next network boot with a local boot.
+		evs, _ := json.Marshal([]map[string]any{{"mac": "52:54:00:de:00:01", "kind": "config", "purpose": "local",
+			"detail": "config ipxe.cfg-52:54:00:de:00:01: purpose local (status Deploying)", "at": time.Now()}})
+		e.must(http.StatusOK, http.MethodPost, "rack/", e.admin, url.Values{"op": {"boot_events"}, "events": {string(evs)}}, nil)
+		e.waitStatus(id, "Deployed")
+
+		// Failures end the phase with the reason in words.
+		id2 := ready("d2", "52:54:00:de:00:02")
+		e.must(http.StatusOK, http.MethodPost, "machines/"+id2+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"nosuch"}}, nil)
+		r, _ = e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:de:00:02"), Purpose: "install", Enrol: e.enrol(id2)})
+		tok = e.agent(r.Token)
+		if _, err := tok.Task(ctx); !isStatus(err, 404) {
+			t.Fatalf("task without an image: %v", err)
+		}
+		if err := tok.Signal(ctx, agentapi.StatusFailed, "custom/nosuch for amd64 is not uploaded", nil); err != nil {
+			t.Fatal(err)
+		}
+		if m := e.waitStatus(id2, "Failed deployment"); !strings.Contains(m.StatusMsg, "not uploaded") {
+			t.Fatalf("status message %q", m.StatusMsg)
+		}
+	})
 }

@@ -69,6 +69,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 		s.mux.HandleFunc("GET "+p+"user-data", s.authed(s.userData))
 		s.mux.HandleFunc("POST "+p+"{$}", s.authed(s.signal))
 	}
+	s.mux.HandleFunc("GET "+Prefix+agentapi.TaskPath, s.authed(s.task))
 	return s
 }
 
@@ -175,8 +176,26 @@ func (s *Server) metaData(w http.ResponseWriter, r *http.Request, m machine.Mach
 	}
 }
 
+// task answers what the machine's current phase is to do. Images are
+// fetched from the region as the machine reached it.
+func (s *Server) task(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+	t, err := s.svc.Task(r.Context(), m, "http://"+r.Host+"/MAAS/api/2.0/images/")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	json.NewEncoder(w).Encode(t)
+}
+
 func (s *Server) userData(w http.ResponseWriter, r *http.Request, m machine.Machine) {
-	text(w, http.StatusNotFound, "no user data for "+m.SystemID)
+	if len(m.UserData) == 0 {
+		text(w, http.StatusNotFound, "no user data for "+m.SystemID)
+		return
+	}
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Write(m.UserData)
 }
 
 // signal is MAAS's op=signal: a form (multipart when it carries files)
@@ -233,7 +252,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		jsonError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, store.ErrConflict):
 		jsonError(w, http.StatusConflict, err.Error())
-	case errors.Is(err, store.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, region.ErrNoImage):
 		jsonError(w, http.StatusNotFound, err.Error())
 	default:
 		s.log.Error("metadata API", "path", r.URL.Path, "source", source(r), "err", err)

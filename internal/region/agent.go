@@ -487,3 +487,52 @@ func (s *Service) BootedLocal(ctx context.Context, systemID string) error {
 	}
 	return err
 }
+
+// Task is what the current phase of m is to do. imagesURL is where the
+// machine fetches images from (…/images/), as it reaches the region.
+func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string) (agentapi.Task, error) {
+	t := agentapi.Task{Phase: machine.PhaseOf(m.Status), InstanceID: m.SystemID}
+	switch m.Status {
+	case machine.Deploying:
+		f, err := s.imageFor(ctx, m)
+		if err != nil {
+			return t, err
+		}
+		t.Image = &agentapi.Image{URL: imagesURL + f.SHA256, SHA256: f.SHA256, Size: f.Size, FileType: f.Filetype}
+		t.Hostname, t.UserData = m.Hostname, m.UserData
+	case machine.DiskErasing:
+		t.Erase = string(m.EraseMode)
+	}
+	return t, nil
+}
+
+// ErrNoImage is a deployment whose image is not uploaded.
+var ErrNoImage = errors.New("no such image")
+
+// imageFor finds the newest complete file of the boot resource a
+// deployment names: osystem "custom" and distro_series NAME is the
+// uploaded image NAME; otherwise "osystem/distro_series". The
+// architecture must match (amd64 matches amd64/generic).
+func (s *Service) imageFor(ctx context.Context, m machine.Machine) (store.BootResourceFile, error) {
+	name := m.OSystem + "/" + m.DistroSeries
+	if m.OSystem == "custom" || m.OSystem == "" {
+		name = m.DistroSeries
+	}
+	rs, err := s.Store.ListBootResources(ctx)
+	if err != nil {
+		return store.BootResourceFile{}, err
+	}
+	arch, _, _ := strings.Cut(m.Architecture, "/")
+	for _, r := range rs {
+		rarch, _, _ := strings.Cut(r.Architecture, "/")
+		if (r.Name != name && "custom/"+r.Name != name) || rarch != arch {
+			continue
+		}
+		for _, f := range r.Files { // newest first
+			if f.Complete {
+				return f, nil
+			}
+		}
+	}
+	return store.BootResourceFile{}, fmt.Errorf("%w: %s for %s is not uploaded (boot-resources/)", ErrNoImage, name, arch)
+}

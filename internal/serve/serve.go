@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anvilmetal/anvil/internal/api"
+	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/metadata"
 	"github.com/anvilmetal/anvil/internal/power"
@@ -124,7 +125,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version}))
+	imgs, err := images.Open(cfg.DataDir)
+	if err != nil {
+		st.Close()
+		ln.Close()
+		return nil, fmt.Errorf("images: %w", err)
+	}
+	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs}))
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	metrics := prometheus.NewRegistry()
