@@ -39,7 +39,9 @@ func TestLoopGuard(t *testing.T) {
 	p.Cut()
 	s.api("POST", "machines/", url.Values{"op": {"allocate"}, "system_id": {m.SystemID}}, nil)
 	s.api("POST", "machines/"+m.SystemID+"/", url.Values{"op": {"deploy"}}, nil)
+	t0 := time.Now()
 	failed := s.waitStatus(m.SystemID, "Failed deployment", 8*time.Minute, e2)
+	t.Logf("op=deploy to FAILED_DEPLOYMENT after three wrong boots: %.1f s", time.Since(t0).Seconds())
 	if !strings.Contains(failed.StatusMsg, "3 wrong boots in a row (last: booted the enlist environment instead of install)") {
 		t.Fatalf("status message %q\n%s", failed.StatusMsg, s.events(m.SystemID))
 	}
