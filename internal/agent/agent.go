@@ -53,6 +53,9 @@ type Phase func(ctx context.Context, a *Agent, r agentapi.HelloResponse) error
 // Phases are the phases the environment can run.
 var Phases = map[string]Phase{
 	agentapi.PhaseCommissioning: Commission,
+	agentapi.PhaseDeploying:     Deploy,
+	agentapi.PhaseDiskErasing:   Erase,
+	agentapi.PhaseReleasing:     Release,
 }
 
 // Agent runs the flow once.
@@ -68,6 +71,13 @@ type Agent struct {
 	MaxBackoff   time.Duration    // default 30s
 	BMCResetWait time.Duration    // how long to wait for the region's BMC reboot; default 3 minutes
 	Phases       map[string]Phase // default Phases
+
+	// BlockDir and DevDir are where the disks are listed (sysfs) and
+	// opened; defaults /sys/block and /dev.
+	BlockDir, DevDir string
+
+	// rebootAfter, set by a phase, ends it with a reboot, not a power off.
+	rebootAfter bool
 
 	mu     sync.Mutex
 	stages []string
@@ -120,6 +130,12 @@ func (a *Agent) defaults() {
 	}
 	if a.Console == nil {
 		a.Console = io.Discard
+	}
+	if a.BlockDir == "" {
+		a.BlockDir = "/sys/block"
+	}
+	if a.DevDir == "" {
+		a.DevDir = "/dev"
 	}
 }
 
@@ -233,9 +249,21 @@ func (a *Agent) act(ctx context.Context, r agentapi.HelloResponse) error {
 		}
 		a.Logf("phase %s start", r.Phase)
 		if err := phase(ctx, a, r); err != nil {
-			return fmt.Errorf("phase %s: %w", r.Phase, err)
+			// The phase's own words go to the region, without a prefix.
+			a.Logf("FATAL: phase %s: %v", r.Phase, err)
+			a.signalFailed(ctx, err)
+			a.powerOff()
+			return nil
 		}
 		a.Logf("phase %s done", r.Phase)
+		if a.rebootAfter {
+			a.printStages()
+			a.Logf("rebooting")
+			if err := a.Power.Reboot(); err != nil {
+				return fmt.Errorf("reboot: %w", err)
+			}
+			return nil
+		}
 		a.powerOff()
 		return nil
 	}
