@@ -43,6 +43,7 @@ func serveCmd() *cobra.Command {
 		dhcpIf  string
 		dhcpPx  bool
 		noRA    bool
+		grace   time.Duration
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -59,7 +60,7 @@ func serveCmd() *cobra.Command {
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
 				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC,
-				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA,
+				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
 			})
@@ -89,6 +90,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: from --boot-http-listen)")
 	c.Flags().StringVar(&dhcpIf, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
 	c.Flags().BoolVar(&dhcpPx, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
+	c.Flags().DurationVar(&grace, "drift-grace", 2*time.Minute, "after a power action, how long a BMC reading that disagrees with it is not yet power drift")
 	c.Flags().BoolVar(&noRA, "no-ipv6-ra-reply", false, "with full DHCP, do not answer IPv6 router solicitations (the answer offers nothing and spares iPXE a 16 s wait)")
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
