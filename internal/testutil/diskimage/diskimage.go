@@ -64,7 +64,7 @@ const (
 	imageFile = "disk.img"
 	// version changes the cache key when the way the image is made
 	// changes in ways its inputs do not show.
-	version = "diskimage-1"
+	version = "diskimage-2"
 )
 
 // Modules are the kernel modules the initramfs loads (with their
@@ -89,6 +89,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 exec </dev/console >/dev/console 2>&1
 @MODULES@
+# Keep kernel messages from breaking into the lines below.
+echo 1 >/proc/sys/kernel/printk
 say() {
 	echo "$1" >/dev/console
 	echo "$1" >/dev/ttyS0
@@ -99,7 +101,8 @@ while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5
 mkdir -p /seed
 found=
-for dev in $(blkid 2>/dev/null | grep -i 'LABEL="cidata"' | cut -d: -f1) /dev/vda2 /dev/vda3 /dev/vda4; do
+labelled=$(findfs LABEL=CIDATA 2>/dev/null || findfs LABEL=cidata 2>/dev/null)
+for dev in $labelled /dev/vda2 /dev/vda3 /dev/vda4; do
 	[ -b "$dev" ] || continue
 	if mount -t vfat -o ro "$dev" /seed 2>/dev/null; then
 		if [ -f /seed/meta-data ]; then found=$dev; break; fi
@@ -107,6 +110,7 @@ for dev in $(blkid 2>/dev/null | grep -i 'LABEL="cidata"' | cut -d: -f1) /dev/vd
 	fi
 done
 if [ -n "$found" ]; then
+	echo "anvil: seed on $found (labelled CIDATA: ${labelled:-none})"
 	host=$(sed -n 's/^local-hostname:[[:space:]]*//p' /seed/meta-data | head -n 1 | tr -d '\r')
 	ud=$(head -n 1 /seed/user-data 2>/dev/null | tr -d '\r')
 	say "ANVIL-DEPLOYED hostname=$host userdata=$ud"
@@ -342,7 +346,7 @@ func Initramfs(kv string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, applet := range []string{"insmod", "mkdir", "blkid", "grep", "cut", "sed", "head", "tr", "umount"} {
+	for _, applet := range []string{"insmod", "mkdir", "findfs", "sed", "head", "tr", "umount"} {
 		files["bin/"+applet] = initramfs.File{Link: "busybox"}
 	}
 	files["lib"] = initramfs.File{Dir: true, Mode: 0o755}

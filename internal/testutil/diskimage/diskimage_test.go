@@ -194,6 +194,9 @@ func boot(t *testing.T, disk, want string) {
 						t.Fatalf("serial says %q, want %q\nserial:\n%s", l, want, b)
 					}
 					t.Logf("%q after %v", l, time.Since(start).Round(100*time.Millisecond))
+					if testing.Verbose() {
+						t.Logf("serial:\n%s", b)
+					}
 					return
 				}
 			}
