@@ -36,6 +36,9 @@ type site struct {
 	bmcs []*ipmisim.BMC
 	// bmcIPs are the BMC addresses on the bridge.
 	bmcIPs []string
+	key    string
+	// disks are the machines' disk image files, by machine name.
+	disks map[string]string
 }
 
 const (
@@ -76,7 +79,7 @@ func anvilBinary(t *testing.T) string {
 // newSite starts Anvil in a fresh namespace with a bridge and the taps.
 // With a partition, the rack runs as its own process and follows the
 // region through it, so the test can cut the rack off the region.
-func newSite(t *testing.T, taps []string, partition *partition) *site {
+func newSite(t *testing.T, taps []string, partition *partition, serveExtra ...string) *site {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("boots QEMU machines")
@@ -101,10 +104,12 @@ func newSite(t *testing.T, taps []string, partition *partition) *site {
 	link(t, initrd, filepath.Join(boot, "initrd.img"))
 
 	key := apikey(t, bin, s.data, "admin")
+	s.key = key
 	rackFlags := []string{"--tftp-listen", regionIP + ":69", "--boot-http-listen", regionIP + ":5248",
 		"--boot-http-url", "http://" + regionIP + ":5248", "--dhcp-interface", "br0"}
 	serveFlags := []string{"serve", "--data", s.data, "--listen", regionIP + ":5240",
 		"--status-timeout", "5m", "--power-poll-interval", "30s", "--log-level", "debug"}
+	serveFlags = append(serveFlags, serveExtra...)
 	if partition == nil {
 		s.run(bin, append(serveFlags, rackFlags...)...)
 	} else {
@@ -311,6 +316,10 @@ func (s *site) machineAt(name, bmcIP, bmcMAC, uuid string, macs, taps []string, 
 	}
 	if diskMiB > 0 {
 		qc.Disk = filepath.Join(dir, "disk.img")
+		if s.disks == nil {
+			s.disks = map[string]string{}
+		}
+		s.disks[name] = qc.Disk
 		if err := os.WriteFile(qc.Disk, nil, 0o644); err != nil {
 			s.t.Fatal(err)
 		}
