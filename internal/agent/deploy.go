@@ -323,6 +323,7 @@ type download struct {
 	logf    func(string, ...any)
 
 	off     int64
+	eof     bool
 	retries int
 	body    io.ReadCloser
 	cancel  context.CancelFunc
@@ -369,6 +370,9 @@ func (d *download) close() {
 
 func (d *download) Read(p []byte) (int, error) {
 	for {
+		if d.eof || (d.size > 0 && d.off >= d.size && d.body == nil) {
+			return 0, io.EOF
+		}
 		if d.body == nil {
 			if err := d.open(); err != nil {
 				if err := d.again(err); err != nil {
@@ -383,6 +387,7 @@ func (d *download) Read(p []byte) (int, error) {
 			d.timer.Reset(stallTimeout)
 		}
 		if err == io.EOF && (d.size == 0 || d.off >= d.size) {
+			d.eof = true
 			d.close()
 			return n, io.EOF
 		}
