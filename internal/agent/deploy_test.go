@@ -403,3 +403,9 @@ func TestMakeFATSizes(t *testing.T) {
 		}
 	}
 }
+
+func newServer(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
