@@ -312,6 +312,27 @@ func checkFAT(t *testing.T, fs []byte) map[string]string {
 			t.Errorf("fsck.fat: %v\n%s", err, out)
 		}
 	}
+	if os.Geteuid() == 0 {
+		// The kernel's own reader, where the kernel has vfat.
+		mnt := t.TempDir()
+		if out, err := exec.Command("mount", "-o", "loop,ro", "-t", "vfat", path, mnt).CombinedOutput(); err != nil {
+			t.Logf("no loop mount (%v): %s", err, bytes.TrimSpace(out))
+		} else {
+			for name, want := range files {
+				if got, err := os.ReadFile(filepath.Join(mnt, name)); err != nil || string(got) != want {
+					t.Errorf("mounted %s: %v %q", name, err, got)
+				}
+			}
+			exec.Command("umount", mnt).Run()
+		}
+	}
+	if _, err := exec.LookPath("blkid"); err == nil {
+		// What cloud-init looks the seed up by.
+		out, err := exec.Command("blkid", "-p", "-o", "export", path).Output()
+		if err != nil || !strings.Contains(string(out), "LABEL=CIDATA") || !strings.Contains(string(out), "TYPE=vfat") {
+			t.Errorf("blkid: %v\n%s", err, out)
+		}
+	}
 	if _, err := exec.LookPath("mtype"); err == nil {
 		for name, want := range files {
 			out, err := exec.Command("mtype", "-i", path, "::"+name).Output()
