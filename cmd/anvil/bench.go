@@ -46,6 +46,7 @@ func benchCmd() *cobra.Command {
 	api.Flags().StringSliceVar(&dbs, "db", []string{"sqlite"}, "databases to compare: sqlite (embedded) or a postgres:// URL whose role may create databases (repeat the flag for several)")
 	c.AddCommand(api, benchPowerCmd())
 	c.AddCommand(benchNetbootCmd())
+	c.AddCommand(benchDeployCmd())
 	return c
 }
 
