@@ -346,6 +346,13 @@ func (d *download) open() error {
 		return err
 	}
 	switch {
+	case d.off > 0 && resp.StatusCode == http.StatusRequestedRangeNotSatisfiable &&
+		resp.Header.Get("Content-Range") == fmt.Sprintf("bytes */%d", d.off):
+		// Everything was read already; the end just came as an error.
+		resp.Body.Close()
+		cancel()
+		d.eof = true
+		return nil
 	case d.off == 0 && resp.StatusCode == http.StatusOK:
 	case d.off > 0 && resp.StatusCode == http.StatusPartialContent &&
 		strings.HasPrefix(resp.Header.Get("Content-Range"), fmt.Sprintf("bytes %d-", d.off)):
@@ -379,6 +386,9 @@ func (d *download) Read(p []byte) (int, error) {
 					return 0, err
 				}
 				continue
+			}
+			if d.eof {
+				return 0, io.EOF
 			}
 		}
 		n, err := d.body.Read(p)
