@@ -446,17 +446,7 @@ func TestDeployPhase(t *testing.T) {
 			"filetype": {"ddraw"}, "sha256": {hex.EncodeToString(sum[:])}, "size": {strconv.Itoa(len(img))}}, img); code != http.StatusCreated {
 			t.Fatalf("upload: %d %s", code, body)
 		}
-		ready := func(host, mac string) string {
-			m := e.addMachine(host, mac, nil)
-			if _, err := e.srv.Store.UpdateMachine(ctx, m.SystemID, func(x *machine.Machine) ([]machine.Event, error) {
-				x.Status = machine.Ready
-				return nil, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			return m.SystemID
-		}
-		id := ready("d1", "52:54:00:de:00:01")
+		id := e.readyMachine("d1", "52:54:00:de:00:01")
 		ud := "#cloud-config\nruncmd: [echo hello]\n"
 		e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"},
 			"distro_series": {"testimg"}, "user_data": {base64.StdEncoding.EncodeToString([]byte(ud))}, "hostname": {"web-1"}}, nil)
@@ -494,7 +484,7 @@ func TestDeployPhase(t *testing.T) {
 		e.waitStatus(id, "Deployed")
 
 		// Failures end the phase with the reason in words.
-		id2 := ready("d2", "52:54:00:de:00:02")
+		id2 := e.readyMachine("d2", "52:54:00:de:00:02")
 		e.must(http.StatusOK, http.MethodPost, "machines/"+id2+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"nosuch"}}, nil)
 		r, _ = e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:de:00:02"), Purpose: "install", Enrol: e.enrol(id2)})
 		tok = e.agent(r.Token)
@@ -507,5 +497,68 @@ func TestDeployPhase(t *testing.T) {
 		if m := e.waitStatus(id2, "Failed deployment"); !strings.Contains(m.StatusMsg, "not uploaded") {
 			t.Fatalf("status message %q", m.StatusMsg)
 		}
+	})
+}
+
+// readyMachine adds a machine and puts it straight into Ready (its
+// commissioning is not what these tests are about).
+func (e *env) readyMachine(host, mac string) string {
+	e.t.Helper()
+	m := e.addMachine(host, mac, nil)
+	if _, err := e.srv.Store.UpdateMachine(context.Background(), m.SystemID, func(x *machine.Machine) ([]machine.Event, error) {
+		x.Status = machine.Ready
+		return nil, nil
+	}); err != nil {
+		e.t.Fatal(err)
+	}
+	return m.SystemID
+}
+
+// A deployment that stops reporting fails with a timeout; one aborted
+// mid-write goes back to Allocated, is powered off, and the environment's
+// token stops working at once.
+func TestDeployTimeoutAndAbort(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		eachDB(t, func(t *testing.T, e *env) {
+			id := e.readyMachine("slow", "52:54:00:df:00:01")
+			e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}}, nil)
+			if got := e.waitStatus(id, "Failed deployment"); !strings.Contains(got.StatusMsg, "timed out") {
+				t.Fatalf("status message %q", got.StatusMsg)
+			}
+		}, withTimeout(300*time.Millisecond, 50*time.Millisecond))
+	})
+	t.Run("abort", func(t *testing.T) {
+		eachDB(t, func(t *testing.T, e *env) {
+			ctx := t.Context()
+			id := e.readyMachine("aborted", "52:54:00:df:00:02")
+			e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}}, nil)
+			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:df:00:02"), Purpose: "install", Enrol: e.enrol(id)})
+			if err != nil || r.Action != agentapi.ActionProceed {
+				t.Fatalf("hello: %+v %v", r, err)
+			}
+			tok := e.agent(r.Token)
+			if err := tok.Signal(ctx, agentapi.StatusWorking, "", nil); err != nil {
+				t.Fatal(err)
+			}
+			code, body := e.call(http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"abort"}})
+			if code != http.StatusOK {
+				t.Fatalf("abort: %d %s", code, body)
+			}
+			e.waitStatus(id, "Allocated")
+			if err := tok.Signal(ctx, agentapi.StatusWorking, "", nil); !isStatus(err, 401) {
+				t.Fatalf("heartbeat after the abort: %v", err)
+			}
+			q, err := e.srv.Store.PowerQueue(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, pr := range q {
+				found = found || pr.Action == string(machine.PowerDown)
+			}
+			if last, _ := e.srv.Store.GetMachine(ctx, id); !found && last.Watch.LastAsk.Action != machine.PowerDown {
+				t.Fatalf("no power off after the abort: queue %+v", q)
+			}
+		})
 	})
 }
