@@ -88,7 +88,7 @@ func TestDeployDriftRelease(t *testing.T) {
 	clock.mark("deployed")
 	t.Logf("op=deploy to DEPLOYED: %.1f s", time.Since(t0).Seconds())
 	marker := diskimage.Line("web-f", ud)
-	s.waitFor("the deployed OS to print its settings", 3*time.Minute, func() bool { return countIn(f.Serial(), marker) >= 1 })
+	s.waitSerial(f, "the deployed OS to print its settings", 3*time.Minute, func(out string) bool { return strings.Contains(out, marker) })
 	clock.mark("os")
 	t.Log(clock.report("op=deploy to the deployed OS", "firmware", "dhcp", "loader", "kernel", "agent", "done", "deployed", "os"))
 
@@ -100,7 +100,7 @@ func TestDeployDriftRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor("Anvil to power machine F back on", 2*time.Minute, func() bool { return f.Running() })
-	s.waitFor("the deployed OS to boot again", 3*time.Minute, func() bool { return countIn(f.Serial(), marker) > booted })
+	s.waitSerial(f, "the deployed OS to boot again", 3*time.Minute, func(out string) bool { return strings.Count(out, marker) > booted })
 	if ev := s.events(m.SystemID); !strings.Contains(strings.ToLower(ev), "drift") {
 		t.Fatalf("no drift on the timeline:\n%s", ev)
 	}

@@ -282,6 +282,23 @@ func (s *site) waitFor(what string, d time.Duration, cond func() bool) {
 	}
 }
 
+// waitSerial waits until cond holds of the machine's serial console, and
+// shows the console's end when it does not.
+func (s *site) waitSerial(b *ipmisim.BMC, what string, d time.Duration, cond func(serial string) bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		out, _ := os.ReadFile(b.Serial())
+		if cond(string(out)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out after %s waiting for %s; serial console:\n%s", d, what, tail(out, 6000))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // waitStatus waits for the machine's status, showing its timeline and
 // the serial console of bmc when it does not come.
 func (s *site) waitStatus(id, status string, d time.Duration, bmc *ipmisim.BMC) apiMachine {

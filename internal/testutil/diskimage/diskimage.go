@@ -111,7 +111,7 @@ for dev in $labelled /dev/vda2 /dev/vda3 /dev/vda4; do
 done
 if [ -n "$found" ]; then
 	echo "anvil: seed on $found (labelled CIDATA: ${labelled:-none})"
-	host=$(sed -n 's/^local-hostname:[[:space:]]*//p' /seed/meta-data | head -n 1 | tr -d '\r')
+	host=$(sed -n 's/^local-hostname:[[:space:]]*//p' /seed/meta-data | head -n 1 | tr -d '\r"'"'"'')
 	ud=$(head -n 1 /seed/user-data 2>/dev/null | tr -d '\r')
 	say "ANVIL-DEPLOYED hostname=$host userdata=$ud"
 else
