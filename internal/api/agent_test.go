@@ -447,6 +447,8 @@ func TestDeployPhase(t *testing.T) {
 			t.Fatalf("upload: %d %s", code, body)
 		}
 		id := e.readyMachine("d1", "52:54:00:de:00:01")
+		key := testKey(7, "admin@desk")
+		e.must(http.StatusCreated, http.MethodPost, "sshkeys/", e.admin, url.Values{"key": {key}}, nil)
 		ud := "#cloud-config\nruncmd: [echo hello]\n"
 		e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"},
 			"distro_series": {"testimg"}, "user_data": {base64.StdEncoding.EncodeToString([]byte(ud))}, "hostname": {"web-1"}}, nil)
@@ -456,7 +458,8 @@ func TestDeployPhase(t *testing.T) {
 		}
 		tok := e.agent(r.Token)
 		task, err := tok.Task(ctx)
-		if err != nil || task.Image == nil || task.Hostname != "web-1" || string(task.UserData) != ud || task.Image.FileType != "ddraw" {
+		if err != nil || task.Image == nil || task.Hostname != "web-1" || string(task.UserData) != ud || task.Image.FileType != "ddraw" ||
+			len(task.SSHKeys) != 1 || task.SSHKeys[0] != key {
 			t.Fatalf("task: %+v %v", task, err)
 		}
 		resp, err := http.Get(task.Image.URL)

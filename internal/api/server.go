@@ -60,6 +60,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() {
 	s.handle("version/", s.versionRoutes()...)
 	s.handle("users/", s.userRoutes()...)
+	s.handle("sshkeys/", s.sshKeysRoutes()...)
+	s.handle("sshkeys/{id}/", s.sshKeyRoutes()...)
+	s.handle("account/prefs/sshkeys/", s.sshKeysRoutes()...)
+	s.handle("account/prefs/sshkeys/{id}/", s.sshKeyRoutes()...)
 	s.handle("machines/", s.machinesRoutes()...)
 	s.handle("machines/{id}/", s.machineRoutes()...)
 	s.handle("zones/", s.zonesRoutes()...)

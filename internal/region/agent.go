@@ -500,6 +500,15 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		}
 		t.Image = &agentapi.Image{URL: imagesURL + f.SHA256, SHA256: f.SHA256, Size: f.Size, FileType: f.Filetype}
 		t.Hostname, t.UserData = m.Hostname, m.UserData
+		if m.Owner != "" {
+			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
+			if err != nil {
+				return t, err
+			}
+			for _, k := range ks {
+				t.SSHKeys = append(t.SSHKeys, k.Key)
+			}
+		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
 	}

@@ -201,6 +201,14 @@ type PowerRequest struct {
 	ErrorKind    string
 }
 
+// SSHKey is a user's public key, put on the machines the user deploys.
+type SSHKey struct {
+	ID       int64
+	Username string
+	Key      string
+	Created  time.Time
+}
+
 // Result is a file the ephemeral environment uploaded for a machine.
 type Result struct {
 	Name    string
@@ -243,6 +251,12 @@ type Store interface {
 	CreateToken(ctx context.Context, username string) (Token, error)
 	// LookupToken finds a token by its consumer and token keys.
 	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)
+
+	// SSH keys of users: the same key twice for one user is a
+	// *ConflictError; deleting another user's key is ErrNotFound.
+	AddSSHKey(ctx context.Context, username, key string) (SSHKey, error)
+	ListSSHKeys(ctx context.Context, username string) ([]SSHKey, error)
+	DeleteSSHKey(ctx context.Context, username string, id int64) error
 
 	// Machine tokens: the metadata credentials of one machine, valid only
 	// while it is in the status they were issued for. Creating one revokes
