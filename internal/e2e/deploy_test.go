@@ -94,7 +94,7 @@ func TestDeployDriftRelease(t *testing.T) {
 
 	// Power drift, enforce: killed behind Anvil's back, powered back on.
 	s.api("PUT", "machines/"+m.SystemID+"/", url.Values{"drift_policy": {"enforce"}}, nil)
-	time.Sleep(12 * time.Second) // past the grace of the deploy's last power action
+	time.Sleep(12 * time.Second)          // past the grace of the deploy's last power action
 	booted := countIn(f.Serial(), marker) // the line shows once or twice per boot (console and ttyS0 are one port)
 	if err := f.Kill(); err != nil {
 		t.Fatal(err)
