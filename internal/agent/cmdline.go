@@ -29,6 +29,9 @@ type Cmdline struct {
 	Enrol     string        // anvil.enrol; never printed
 	BootMAC   string        // from BOOTIF (01-aa-bb-cc-dd-ee-ff), normalised
 	Heartbeat time.Duration // anvil.heartbeat=<seconds>
+	// Boot is the rack's boot HTTP server (anvil.boot), which serves
+	// images from its verified cache.
+	Boot string
 }
 
 // String shows the command line without the enrolment secret.
@@ -53,6 +56,8 @@ func ParseCmdline(s string) (Cmdline, error) {
 			c.Purpose = v
 		case agentapi.ParamEnrol:
 			c.Enrol = v
+		case agentapi.ParamBoot:
+			c.Boot = v
 		case "BOOTIF":
 			c.BootMAC = parseBootIF(v)
 		case "anvil.heartbeat":

@@ -27,6 +27,7 @@ const (
 	ParamURL     = "anvil.url"     // the metadata URL (http://region:5240/MAAS/metadata/)
 	ParamPurpose = "anvil.purpose" // enlist, ephemeral or install
 	ParamEnrol   = "anvil.enrol"   // one-time enrolment secret, per-MAC configs only
+	ParamBoot    = "anvil.boot"    // the rack's boot HTTP server, which also serves images/<sha256>
 )
 
 // Actions the region answers with.

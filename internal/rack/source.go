@@ -73,6 +73,9 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 		if s.MetadataURL != "" {
 			p.KernelParams = append(p.KernelParams, "anvil.url="+s.MetadataURL)
 		}
+		if s.HTTPBase != "" {
+			p.KernelParams = append(p.KernelParams, "anvil.boot="+s.HTTPBase)
+		}
 		if e != nil && e.Enrol != "" {
 			p.KernelParams = append(p.KernelParams, "anvil.enrol="+e.Enrol)
 		}
