@@ -60,9 +60,7 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	img := *task.Image
 	switch img.FileType {
-	case FileTypeRaw, FileTypeGz, FileTypeXz:
-	case "tgz", "tbz", "txz":
-		return errors.New("root filesystem tarballs are not supported by this environment yet")
+	case FileTypeRaw, FileTypeGz, FileTypeXz, FileTypeTgz, FileTypeTbz, FileTypeTxz:
 	default:
 		return fmt.Errorf("unknown image file type %q", img.FileType)
 	}
@@ -72,6 +70,9 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	hc := imageHTTPClient()
 	need, exact := rawSize(ctx, hc, src, img)
+	if isTarball(img.FileType) {
+		need = rootfsMinSize + rootfsTail
+	}
 	disk, err := a.pickDisk(task.Disk, need)
 	if err != nil {
 		return err
@@ -85,7 +86,11 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		stop := a.Heartbeat(ctx)
 		defer stop()
 		var err error
-		written, err = a.writeImage(ctx, hc, src, img, dev, disk)
+		if isTarball(img.FileType) {
+			written, err = a.writeTarball(ctx, hc, src, img, dev, disk)
+		} else {
+			written, err = a.writeImage(ctx, hc, src, img, dev, disk)
+		}
 		return err
 	})
 	if err != nil {
