@@ -52,6 +52,11 @@ type Manifest struct {
 	Builtin       []string  `json:"builtin,omitempty"`
 	Missing       []string  `json:"missing,omitempty"`
 	BuiltAt       time.Time `json:"built_at"`
+
+	// Tools are the programs and files for root filesystem tarballs the
+	// initramfs carries; MissingTools those the build machine lacked.
+	Tools        []string `json:"tools,omitempty"`
+	MissingTools []string `json:"missing_tools,omitempty"`
 }
 
 // Output file names in Options.Out.
@@ -118,6 +123,10 @@ func Build(o Options) (*Manifest, error) {
 		m.ModulesSize += int64(len(data))
 	}
 	files[strings.TrimPrefix(agent.ModulesList, "/")] = entry{Mode: 0o644, Data: []byte(list.String())}
+
+	if m.Tools, m.MissingTools, err = addRootfsTools(files); err != nil {
+		return nil, err
+	}
 
 	var initrd bytes.Buffer
 	if err := writeCpio(&initrd, files); err != nil {

@@ -31,6 +31,9 @@ var WantedModules = []string{
 	// hardware RNGs, so the kernel's random pool is ready early on
 	// machines (and VMs) whose CPU has no RDRAND
 	"virtio_rng", "intel_rng", "amd_rng",
+	// root filesystem tarballs: ext4 (jbd2, mbcache and crc16 come from
+	// modules.dep) and the crc32c ext4 asks the crypto API for at mount
+	"ext4", "crc32c_generic", "crc32c_intel",
 }
 
 // modName is a module's canonical name: file name without the .ko suffix
