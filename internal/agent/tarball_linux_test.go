@@ -3,9 +3,11 @@ package agent
 import (
 	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -138,16 +140,14 @@ func TestBootFiles(t *testing.T) {
 	}
 }
 
-// TestDeployTarballBoots deploys a root filesystem tarball onto a disk
-// file through the deploying phase (partition 1 reached through a loop
-// device), then boots the disk in QEMU and waits for the installed system
-// to report the seed's settings.
-func TestDeployTarballBoots(t *testing.T) {
+// deployTarball runs the deploying phase for the tarball data (of the
+// file type) onto a 256 MiB disk file, reaching partition 1 through a
+// loop device, and returns the disk's path with what runPhase returns.
+func deployTarball(t *testing.T, data []byte, fileType, sum string, task agentapi.Task) (disk string, reg *region, power *fakePower, out string) {
+	t.Helper()
 	needRoot(t)
-	for _, tool := range []string{"losetup", "qemu-system-x86_64"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		t.Skip("losetup is not installed")
 	}
 	for _, tool := range RootfsTools {
 		if _, err := findTool(tool); err != nil {
@@ -157,40 +157,21 @@ func TestDeployTarballBoots(t *testing.T) {
 	if _, err := os.Stat(MBRCodeFile); err != nil {
 		t.Skip(err)
 	}
-	tgz, size := diskimage.BuildRootfs(t)
-	data, err := os.ReadFile(tgz)
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.ServeContent(w, r, "rootfs.tgz", time.Time{}, bytes.NewReader(data))
+		http.ServeContent(w, r, "rootfs", time.Time{}, bytes.NewReader(data))
 	}))
 	t.Cleanup(srv.Close)
-
-	const diskSize = 256 * MiB
-	blockDir, devDir := testDisks(t, 0, map[string]int64{"vda": diskSize})
-	disk := filepath.Join(devDir, "vda")
+	blockDir, devDir := testDisks(t, 0, map[string]int64{"vda": 256 * MiB})
+	disk = filepath.Join(devDir, "vda")
 	var loops []string
-	detach := func() {
+	t.Cleanup(func() {
 		for _, l := range loops {
 			exec.Command("losetup", "-d", l).Run()
 		}
-		loops = nil
-	}
-	t.Cleanup(detach)
+	})
 	old := rootfsPartition
 	rootfsPartition = func(_, dev string) (string, error) {
-		mbr := make([]byte, 512)
-		f, err := os.Open(dev)
-		if err != nil {
-			return "", err
-		}
-		defer f.Close()
-		if _, err := f.ReadAt(mbr, 0); err != nil {
-			return "", err
-		}
-		start := int64(binary.LittleEndian.Uint32(mbr[446+8:])) * 512
-		count := int64(binary.LittleEndian.Uint32(mbr[446+12:])) * 512
+		start, count := partition1(t, dev)
 		out, err := exec.Command("losetup", "--show", "-f", "-o", fmt.Sprint(start), "--sizelimit", fmt.Sprint(count), dev).CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("losetup: %v: %s", err, out)
@@ -199,15 +180,46 @@ func TestDeployTarballBoots(t *testing.T) {
 		loops = append(loops, l)
 		return l, nil
 	}
-	t.Cleanup(func() { rootfsPartition = old })
-
-	host, ud := "tarball-host", "#cloud-config tarball"
-	task := agentapi.Task{
-		Hostname: host, InstanceID: "i-tarball", UserData: []byte(ud + "\n"),
-		Image: &agentapi.Image{URL: srv.URL + "/rootfs.tgz", SHA256: sha(data), Size: size, FileType: FileTypeTgz},
+	defer func() { rootfsPartition = old }()
+	task.Image = &agentapi.Image{URL: srv.URL + "/rootfs", SHA256: sum, Size: int64(len(data)), FileType: fileType}
+	reg, power, out = runPhase(t, agentapi.PhaseDeploying, task, blockDir, devDir)
+	for _, l := range loops {
+		exec.Command("losetup", "-d", l).Run()
 	}
-	reg, power, out := runPhase(t, agentapi.PhaseDeploying, task, blockDir, devDir)
-	detach()
+	loops = nil
+	return disk, reg, power, out
+}
+
+// partition1 reads partition 1's offset and size in bytes from the MBR.
+func partition1(t *testing.T, dev string) (start, count int64) {
+	t.Helper()
+	mbr := make([]byte, 512)
+	f, err := os.Open(dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.ReadAt(mbr, 0); err != nil {
+		t.Fatal(err)
+	}
+	return int64(binary.LittleEndian.Uint32(mbr[446+8:])) * 512, int64(binary.LittleEndian.Uint32(mbr[446+12:])) * 512
+}
+
+// TestDeployTarballBoots deploys a root filesystem tarball onto a disk
+// file through the deploying phase, then boots the disk in QEMU and waits
+// for the installed system to report the seed's settings.
+func TestDeployTarballBoots(t *testing.T) {
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 is not installed")
+	}
+	tgz, _ := diskimage.BuildRootfs(t)
+	data, err := os.ReadFile(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, ud := "tarball-host", "#cloud-config tarball"
+	disk, reg, power, out := deployTarball(t, data, FileTypeTgz, sha(data),
+		agentapi.Task{Hostname: host, InstanceID: "i-tarball", UserData: []byte(ud + "\n")})
 	if s := lastSignal(reg); s.Status != agentapi.StatusInstalled {
 		t.Fatalf("last signal %+v", s)
 	}
@@ -237,5 +249,121 @@ func TestDeployTarballBoots(t *testing.T) {
 			t.Fatalf("no %q on the serial console:\n%s", want, b)
 		}
 		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestDeployTarballFormats deploys the tarball as tbz and txz and checks
+// what the filesystem holds.
+func TestDeployTarballFormats(t *testing.T) {
+	tgz, _ := diskimage.BuildRootfs(t)
+	f, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarData, err := io.ReadAll(zr)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ fileType, tool string }{{FileTypeTbz, "bzip2"}, {FileTypeTxz, "xz"}} {
+		t.Run(c.fileType, func(t *testing.T) {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				t.Skipf("%s is not installed", c.tool)
+			}
+			cmd := exec.Command(c.tool, "-c", "-1")
+			cmd.Stdin = bytes.NewReader(tarData)
+			data, err := cmd.Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			disk, reg, _, _ := deployTarball(t, data, c.fileType, sha(data), agentapi.Task{Hostname: "h", InstanceID: "i"})
+			if s := lastSignal(reg); s.Status != agentapi.StatusInstalled {
+				t.Fatalf("last signal %+v", s)
+			}
+			checkRootfs(t, disk)
+		})
+	}
+}
+
+// checkRootfs mounts partition 1 of disk and checks the test tarball's
+// files kept their kinds, modes and owners.
+func checkRootfs(t *testing.T, disk string) {
+	t.Helper()
+	start, count := partition1(t, disk)
+	if start != MiB || start+count > 256*MiB-rootfsTail {
+		t.Errorf("partition 1 at %d, %d bytes", start, count)
+	}
+	out, err := exec.Command("losetup", "--show", "-f", "-r", "-o", fmt.Sprint(start), "--sizelimit", fmt.Sprint(count), disk).CombinedOutput()
+	if err != nil {
+		t.Fatalf("losetup: %v: %s", err, out)
+	}
+	loop := strings.TrimSpace(string(out))
+	defer exec.Command("losetup", "-d", loop).Run()
+	mnt := t.TempDir()
+	if err := syscall.Mount(loop, mnt, "ext4", syscall.MS_RDONLY, ""); err != nil {
+		t.Fatalf("mount: %v", err)
+	}
+	defer syscall.Unmount(mnt, 0)
+	for name, want := range map[string]struct {
+		mode     os.FileMode
+		uid, gid uint32
+	}{
+		"usr/bin/su":                {os.ModeSetuid | 0o755, 0, 0},
+		"etc/shadow":                {0o640, 0, 42},
+		"home/user":                 {os.ModeDir | 0o700, 1000, 1000},
+		"tmp":                       {os.ModeDir | os.ModeSticky | 0o777, 0, 0},
+		"sbin":                      {os.ModeSymlink | 0o777, 0, 0},
+		"dev/console":               {os.ModeDevice | os.ModeCharDevice | 0o600, 0, 0},
+		"boot/extlinux/ldlinux.sys": {0o444, 0, 0},
+	} {
+		fi, err := os.Lstat(filepath.Join(mnt, name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if fi.Mode() != want.mode || st.Uid != want.uid || st.Gid != want.gid {
+			t.Errorf("%s: %v %d:%d, want %v %d:%d", name, fi.Mode(), st.Uid, st.Gid, want.mode, want.uid, want.gid)
+		}
+	}
+	a, _ := os.Stat(filepath.Join(mnt, "home/user/notes"))
+	b, _ := os.Stat(filepath.Join(mnt, "home/user/notes.link"))
+	if a == nil || b == nil || !os.SameFile(a, b) {
+		t.Error("home/user/notes.link is not a hard link")
+	}
+	cfg, err := os.ReadFile(filepath.Join(mnt, "boot/extlinux/extlinux.conf"))
+	if err != nil || !strings.Contains(string(cfg), "KERNEL /boot/vmlinuz-"+diskimage.RootfsKernelVersion) || !strings.Contains(string(cfg), "root=UUID=") {
+		t.Errorf("extlinux.conf %q %v", cfg, err)
+	}
+}
+
+// TestDeployTarballChecksumMismatch: a tarball that is not the one the
+// task names fails the deployment, and the disk does not boot.
+func TestDeployTarballChecksumMismatch(t *testing.T) {
+	tgz, _ := diskimage.BuildRootfs(t)
+	data, err := os.ReadFile(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk, reg, power, _ := deployTarball(t, data, FileTypeTgz, strings.Repeat("0", 64), agentapi.Task{Hostname: "h", InstanceID: "i"})
+	if s := lastSignal(reg); s.Status != agentapi.StatusFailed || !strings.Contains(s.Error, "checksum mismatch") {
+		t.Fatalf("last signal %+v", s)
+	}
+	if got := power.get(); len(got) != 1 || got[0] != "poweroff" {
+		t.Errorf("power actions %v", got)
+	}
+	head := make([]byte, MiB)
+	f, err := os.Open(disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.ReadAt(head, 0)
+	if n := bytes.Count(head, []byte{0}); n != len(head) {
+		t.Errorf("the disk's first MiB has %d non-zero bytes", len(head)-n)
 	}
 }
