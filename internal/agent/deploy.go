@@ -69,6 +69,7 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		return err
 	}
 	hc := imageHTTPClient()
+	src = a.imageSource(ctx, hc, img, src)
 	need, exact := rawSize(ctx, hc, src, img)
 	if isTarball(img.FileType) {
 		need = rootfsMinSize + rootfsTail

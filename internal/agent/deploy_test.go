@@ -262,11 +262,13 @@ func TestDeployNoRoomForSeed(t *testing.T) {
 	}
 }
 
-func TestDeployTarballUnsupported(t *testing.T) {
+// A tarball needs room for its root partition and the seed: a small disk
+// is refused before anything is written.
+func TestDeployTarballDiskTooSmall(t *testing.T) {
 	blockDir, devDir := testDisks(t, 0, map[string]int64{"vda": 16 * MiB})
 	task := agentapi.Task{Image: &agentapi.Image{URL: "http://127.0.0.1:1/x", SHA256: "x", Size: 1, FileType: "tgz"}}
 	reg, _, _ := runPhase(t, agentapi.PhaseDeploying, task, blockDir, devDir)
-	if s := lastSignal(reg); s.Status != agentapi.StatusFailed || s.Error != "root filesystem tarballs are not supported by this environment yet" {
+	if s := lastSignal(reg); s.Status != agentapi.StatusFailed || s.Error != "disk vda is 16 MiB, the image needs 80 MiB" {
 		t.Fatalf("last signal %+v", s)
 	}
 }
