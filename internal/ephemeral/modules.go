@@ -146,33 +146,3 @@ func decompressWith(tool, file string) ([]byte, error) {
 	}
 	return out, nil
 }
-
-// Module is a kernel module ready to put in an initramfs.
-type Module struct {
-	Name string
-	File string // path relative to the kernel's modules directory
-	Data []byte // decompressed
-}
-
-// LoadModules resolves the wanted modules of the kernel whose modules live
-// in dir (/lib/modules/<version>), with their dependencies first, skipping
-// the built-in ones; a module the kernel has neither way is an error.
-func LoadModules(dir string, wanted []string) ([]Module, error) {
-	idx, err := readModuleIndex(dir)
-	if err != nil {
-		return nil, err
-	}
-	order, _, missing := idx.resolve(wanted)
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("kernel %s has no module %s", filepath.Base(dir), strings.Join(missing, ", "))
-	}
-	out := make([]Module, 0, len(order))
-	for _, n := range order {
-		data, err := readModule(filepath.Join(dir, idx.path[n]))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Module{Name: n, File: idx.path[n], Data: data})
-	}
-	return out, nil
-}

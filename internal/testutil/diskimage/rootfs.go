@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/anvilmetal/anvil/internal/ephemeral"
 	"io"
 	"os"
 	"path/filepath"
@@ -50,7 +49,7 @@ func BuildRootfs(t testing.TB) (path string, size int64) {
 }
 
 func buildRootfs() {
-	kv, err := ephemeral.NewestKernel("/boot")
+	kv, err := NewestKernel("/boot")
 	if err != nil {
 		rootfsSkip = err
 		return
