@@ -78,6 +78,8 @@ type Agent struct {
 
 	// rebootAfter, set by a phase, ends it with a reboot, not a power off.
 	rebootAfter bool
+	// id is what the machine said of itself in its hello.
+	id agentapi.Identity
 
 	mu     sync.Mutex
 	stages []string
@@ -157,6 +159,7 @@ func (a *Agent) Run(ctx context.Context) {
 
 func (a *Agent) run(ctx context.Context) error {
 	id := a.Sys.Identity(ctx)
+	a.id = id
 	bmc := "none"
 	if id.BMC != nil {
 		bmc = fmt.Sprintf("%s/%s", id.BMC.Address, id.BMC.MAC)

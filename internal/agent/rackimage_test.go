@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -30,5 +31,16 @@ func TestImageSourcePrefersTheRack(t *testing.T) {
 	}
 	if got := a.imageSource(ctx, rack.Client(), agentapi.Image{SHA256: "bb22"}, region+"bb22"); got != region+"bb22" {
 		t.Fatalf("rack lacks it: %s", got)
+	}
+}
+
+func TestSeedNetworkConfig(t *testing.T) {
+	files := seedFiles(agentapi.Task{InstanceID: "abc", Hostname: "web-1"}, "52:54:00:0e:00:f1")
+	if len(files) != 3 || files[2].Name != "network-config" ||
+		!strings.Contains(string(files[2].Data), "macaddress: \"52:54:00:0e:00:f1\"") && !strings.Contains(string(files[2].Data), "macaddress: 52:54:00:0e:00:f1") {
+		t.Fatalf("seed files: %+v", files)
+	}
+	if files := seedFiles(agentapi.Task{InstanceID: "abc"}, ""); len(files) != 2 {
+		t.Fatalf("without a boot MAC: %d files", len(files))
 	}
 }

@@ -33,8 +33,10 @@ type SeedFile struct {
 	Data []byte
 }
 
-// seedFiles renders the task's first-boot settings as NoCloud files.
-func seedFiles(t agentapi.Task) []SeedFile {
+// seedFiles renders the task's first-boot settings as NoCloud files. The
+// network configuration brings up the NIC the machine booted from with
+// DHCP, matched by its MAC (the deployed OS names NICs its own way).
+func seedFiles(t agentapi.Task, bootMAC string) []SeedFile {
 	var md strings.Builder
 	fmt.Fprintf(&md, "instance-id: %s\nlocal-hostname: %s\n", yamlString(t.InstanceID), yamlString(t.Hostname))
 	if len(t.SSHKeys) > 0 {
@@ -47,7 +49,12 @@ func seedFiles(t agentapi.Task) []SeedFile {
 	if len(ud) == 0 {
 		ud = []byte("#cloud-config\n{}\n")
 	}
-	return []SeedFile{{"meta-data", []byte(md.String())}, {"user-data", ud}}
+	files := []SeedFile{{"meta-data", []byte(md.String())}, {"user-data", ud}}
+	if bootMAC != "" {
+		nc := fmt.Sprintf("version: 2\nethernets:\n  boot:\n    match:\n      macaddress: %s\n    set-name: boot0\n    dhcp4: true\n", yamlString(bootMAC))
+		files = append(files, SeedFile{"network-config", []byte(nc)})
+	}
+	return files
 }
 
 // yamlString quotes s as a YAML double-quoted scalar (JSON's quoting is
