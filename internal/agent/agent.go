@@ -78,6 +78,9 @@ type Agent struct {
 
 	// rebootAfter, set by a phase, ends it with a reboot, not a power off.
 	rebootAfter bool
+	// waitBMC, with rebootAfter, waits for the region's reboot through the
+	// BMC before rebooting by itself.
+	waitBMC bool
 	// id is what the machine said of itself in its hello.
 	id agentapi.Identity
 
@@ -223,20 +226,7 @@ func (a *Agent) act(ctx context.Context, r agentapi.HelloResponse) error {
 		a.powerOff()
 		return nil
 	case agentapi.ActionReboot:
-		if r.WaitForBMC {
-			a.Logf("reboot waiting up to %s for the BMC to reset the machine", a.BMCResetWait)
-			select {
-			case <-time.After(a.BMCResetWait):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		a.printStages()
-		a.Logf("rebooting")
-		if err := a.Power.Reboot(); err != nil {
-			return fmt.Errorf("reboot: %w", err)
-		}
-		return nil
+		return a.reboot(ctx, r.WaitForBMC)
 	case agentapi.ActionProceed:
 		if r.Token == "" {
 			return errors.New("proceed without a token")
@@ -260,17 +250,31 @@ func (a *Agent) act(ctx context.Context, r agentapi.HelloResponse) error {
 		}
 		a.Logf("phase %s done", r.Phase)
 		if a.rebootAfter {
-			a.printStages()
-			a.Logf("rebooting")
-			if err := a.Power.Reboot(); err != nil {
-				return fmt.Errorf("reboot: %w", err)
-			}
-			return nil
+			return a.reboot(ctx, a.waitBMC)
 		}
 		a.powerOff()
 		return nil
 	}
 	return fmt.Errorf("unknown action %q", r.Action)
+}
+
+// reboot restarts the machine, first giving the region's reset through
+// the BMC (which also sets the next boot) the time to come when it will.
+func (a *Agent) reboot(ctx context.Context, waitBMC bool) error {
+	if waitBMC {
+		a.Logf("reboot waiting up to %s for the BMC to reset the machine", a.BMCResetWait)
+		select {
+		case <-time.After(a.BMCResetWait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	a.printStages()
+	a.Logf("rebooting")
+	if err := a.Power.Reboot(); err != nil {
+		return fmt.Errorf("reboot: %w", err)
+	}
+	return nil
 }
 
 func (a *Agent) powerOff() {

@@ -132,7 +132,7 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		return err
 	}
 	a.Logf("signal status=%s", agentapi.StatusInstalled)
-	a.rebootAfter = true
+	a.rebootAfter, a.waitBMC = true, task.RebootByBMC
 	return nil
 }
 

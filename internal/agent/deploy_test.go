@@ -107,7 +107,7 @@ func runPhase(t *testing.T, phase string, task agentapi.Task, blockDir, devDir s
 		Cmdline: Cmdline{URL: srv.URL + "/MAAS/metadata/", Purpose: PurposeEnlist, Heartbeat: 10 * time.Millisecond},
 		Client:  &agentapi.Client{Base: srv.URL + "/MAAS/metadata/"},
 		Sys:     fakeSystem{}, Power: power, Console: &syncWriter{w: &console},
-		Backoff: time.Millisecond, RetryFor: 5 * time.Second,
+		Backoff: time.Millisecond, RetryFor: 5 * time.Second, BMCResetWait: 20 * time.Millisecond,
 		BlockDir: blockDir, DevDir: devDir,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -163,6 +163,9 @@ func TestDeploy(t *testing.T) {
 				UserData: []byte("#cloud-config\npassword: s3cret-user-data\n"),
 				SSHKeys:  []string{"ssh-ed25519 AAAA user@host"},
 				Image:    &agentapi.Image{URL: img.URL + "/images/x", SHA256: sha(body), Size: int64(len(body)), FileType: kind},
+				// The region reboots machines with a BMC itself: the agent
+				// gives it the time before rebooting on its own.
+				RebootByBMC: kind == FileTypeRaw,
 			}
 			reg, power, out := runPhase(t, agentapi.PhaseDeploying, task, blockDir, devDir)
 			if s := lastSignal(reg); s.Status != agentapi.StatusInstalled {
@@ -170,6 +173,9 @@ func TestDeploy(t *testing.T) {
 			}
 			if got := power.get(); len(got) != 1 || got[0] != "reboot" {
 				t.Fatalf("power %v", got)
+			}
+			if waited := strings.Contains(out, "reboot waiting up to"); waited != task.RebootByBMC {
+				t.Errorf("waited for the BMC: %v, want %v", waited, task.RebootByBMC)
 			}
 			if !strings.Contains(out, "deploy wrote 3 MiB") || !strings.Contains(out, "download+write=") || !strings.Contains(out, "seed=") {
 				t.Errorf("console lacks the progress or stage lines")

@@ -141,6 +141,10 @@ type Task struct {
 	Disk string `json:"disk,omitempty"`
 	// Erase is "quick", "full" or "secure" for disk erasing.
 	Erase string `json:"erase,omitempty"`
+	// RebootByBMC says the region reboots the machine through its BMC
+	// when the phase signals its end (INSTALLED): the agent waits for it
+	// rather than rebooting by itself at once.
+	RebootByBMC bool `json:"reboot_by_bmc,omitempty"`
 }
 
 // Image is a boot resource file to write to disk.

@@ -499,6 +499,7 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 			return t, err
 		}
 		t.Image = &agentapi.Image{URL: imagesURL + f.SHA256, SHA256: f.SHA256, Size: f.Size, FileType: f.Filetype}
+		t.RebootByBMC = s.canReboot(m)
 		t.Hostname, t.UserData = m.Hostname, m.UserData
 		if m.Owner != "" {
 			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
