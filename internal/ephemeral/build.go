@@ -10,11 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/kmod"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -104,15 +104,15 @@ func Build(o Options) (*Manifest, error) {
 	}
 
 	modDir := filepath.Join(o.ModulesDir, o.KernelVersion)
-	idx, err := readModuleIndex(modDir)
+	idx, err := kmod.ReadIndex(modDir)
 	if err != nil {
 		return nil, fmt.Errorf("kernel %s modules: %w", o.KernelVersion, err)
 	}
-	order, builtin, missing := idx.resolve(o.Modules)
+	order, builtin, missing := idx.Resolve(o.Modules)
 	m.Builtin, m.Missing = builtin, missing
 	var list strings.Builder
 	for _, n := range order {
-		data, err := readModule(filepath.Join(modDir, idx.path[n]))
+		data, err := kmod.Read(filepath.Join(modDir, idx.Path[n]))
 		if err != nil {
 			return nil, err
 		}
@@ -200,37 +200,4 @@ func ModuleRoot() (string, error) {
 }
 
 // NewestKernel is the newest kernel version with a vmlinuz in bootDir.
-func NewestKernel(bootDir string) (string, error) {
-	matches, _ := filepath.Glob(filepath.Join(bootDir, "vmlinuz-*"))
-	var vs []string
-	for _, m := range matches {
-		vs = append(vs, strings.TrimPrefix(filepath.Base(m), "vmlinuz-"))
-	}
-	if len(vs) == 0 {
-		return "", fmt.Errorf("no kernel installed (no %s/vmlinuz-*)", bootDir)
-	}
-	sort.Slice(vs, func(i, j int) bool { return versionLess(vs[i], vs[j]) })
-	return vs[len(vs)-1], nil
-}
-
-// versionLess compares kernel versions number by number (6.1.0-10 before
-// 6.1.0-9 would be wrong as strings).
-func versionLess(a, b string) bool {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == '.' || r == '-' })
-	}
-	pa, pb := split(a), split(b)
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		if pa[i] == pb[i] {
-			continue
-		}
-		var na, nb int
-		_, ea := fmt.Sscan(pa[i], &na)
-		_, eb := fmt.Sscan(pb[i], &nb)
-		if ea == nil && eb == nil && na != nb {
-			return na < nb
-		}
-		return pa[i] < pb[i]
-	}
-	return len(pa) < len(pb)
-}
+func NewestKernel(bootDir string) (string, error) { return kmod.NewestKernel(bootDir) }

@@ -3,6 +3,7 @@ package ephemeral
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/anvilmetal/anvil/internal/kmod"
 	"io"
 	"os"
 	"os/exec"
@@ -40,7 +41,7 @@ func fakeKernel(t *testing.T) (boot, mods string) {
 	}, "\n")+"\n")
 	w(filepath.Join(mods, "6.1.0-10-amd64/modules.builtin"), "kernel/net/packet/af_packet.ko\n")
 	for _, m := range []string{"drivers/net/virtio_net.ko", "drivers/net/net_failover.ko", "net/core/failover.ko", "drivers/virtio/virtio.ko", "drivers/scsi/sd_mod.ko"} {
-		w(filepath.Join(mods, "6.1.0-10-amd64/kernel", m), "ELF "+modName(m))
+		w(filepath.Join(mods, "6.1.0-10-amd64/kernel", m), "ELF "+kmod.Name(m))
 	}
 	var gz bytes.Buffer
 	if err := writeGzip(&gz, []byte("ELF crc_t10dif")); err != nil {
@@ -96,14 +97,6 @@ func TestBuild(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, "init")); err != nil || st.Mode().Perm() != 0o755 {
 		t.Errorf("init: %v %v", st, err)
-	}
-}
-
-func TestVersionLess(t *testing.T) {
-	for _, c := range [][2]string{{"6.1.0-9-amd64", "6.1.0-10-amd64"}, {"5.10.0-30-amd64", "6.1.0-1-amd64"}, {"6.1.0-10-amd64", "6.12.1-1-amd64"}} {
-		if !versionLess(c[0], c[1]) || versionLess(c[1], c[0]) {
-			t.Errorf("versionLess(%s, %s) wrong", c[0], c[1])
-		}
 	}
 }
 

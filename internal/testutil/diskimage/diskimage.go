@@ -33,11 +33,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/anvilmetal/anvil/internal/kmod"
 	"github.com/anvilmetal/anvil/internal/testutil/initramfs"
 )
 
@@ -309,7 +309,7 @@ func gather() (*inputs, error) {
 	if len(in.mbr) > 440 {
 		return nil, fmt.Errorf("%s is %d bytes, more than the 440 before the disk signature", mbrCode, len(in.mbr))
 	}
-	kv, err := NewestKernel("/boot")
+	kv, err := kmod.NewestKernel("/boot")
 	if err != nil {
 		return nil, err
 	}
@@ -328,19 +328,15 @@ func gather() (*inputs, error) {
 // /lib/modules/<kv>.
 func Initramfs(kv string) ([]byte, error) {
 	modDir := filepath.Join("/lib/modules", kv)
-	order, err := resolveModules(modDir, Modules)
+	order, err := kmod.Load(modDir, Modules)
 	if err != nil {
 		return nil, err
 	}
 	var insmods strings.Builder
 	mods := map[string][]byte{}
 	for _, m := range order {
-		data, err := readModule(filepath.Join(modDir, m.path))
-		if err != nil {
-			return nil, err
-		}
-		mods[m.name] = data
-		fmt.Fprintf(&insmods, "insmod /lib/modules/%s.ko\n", m.name)
+		mods[m.Name] = m.Data
+		fmt.Fprintf(&insmods, "insmod /lib/modules/%s.ko\n", m.Name)
 	}
 	files, err := initramfs.Busybox(strings.Replace(initScript, "@MODULES@", insmods.String(), 1))
 	if err != nil {
@@ -359,132 +355,6 @@ func Initramfs(kv string) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// NewestKernel is the newest kernel version with a vmlinuz in bootDir.
-func NewestKernel(bootDir string) (string, error) {
-	matches, _ := filepath.Glob(filepath.Join(bootDir, "vmlinuz-*"))
-	var vs []string
-	for _, m := range matches {
-		vs = append(vs, strings.TrimPrefix(filepath.Base(m), "vmlinuz-"))
-	}
-	if len(vs) == 0 {
-		return "", fmt.Errorf("no kernel installed (no %s/vmlinuz-*; package linux-image-amd64)", bootDir)
-	}
-	sort.Slice(vs, func(i, j int) bool { return versionLess(vs[i], vs[j]) })
-	return vs[len(vs)-1], nil
-}
-
-// versionLess compares kernel versions number by number.
-func versionLess(a, b string) bool {
-	split := func(s string) []string {
-		return strings.FieldsFunc(s, func(r rune) bool { return r == '.' || r == '-' })
-	}
-	pa, pb := split(a), split(b)
-	for i := 0; i < len(pa) && i < len(pb); i++ {
-		if pa[i] == pb[i] {
-			continue
-		}
-		var na, nb int
-		_, ea := fmt.Sscan(pa[i], &na)
-		_, eb := fmt.Sscan(pb[i], &nb)
-		if ea == nil && eb == nil && na != nb {
-			return na < nb
-		}
-		return pa[i] < pb[i]
-	}
-	return len(pa) < len(pb)
-}
-
-type module struct{ name, path string }
-
-// modName is the kernel's name for a module file or name: base name
-// without .ko (and compression suffix), dashes as underscores.
-func modName(s string) string {
-	s = filepath.Base(s)
-	if i := strings.Index(s, ".ko"); i >= 0 {
-		s = s[:i]
-	}
-	return strings.ReplaceAll(s, "-", "_")
-}
-
-// resolveModules orders the wanted modules that are not built in, with
-// their dependencies first, from modules.dep. A wanted module the kernel
-// has neither way is an error: the image could not read its seed.
-func resolveModules(dir string, wanted []string) ([]module, error) {
-	dep, err := os.ReadFile(filepath.Join(dir, "modules.dep"))
-	if err != nil {
-		return nil, fmt.Errorf("kernel modules: %w", err)
-	}
-	paths, deps, builtin := map[string]string{}, map[string][]string{}, map[string]bool{}
-	for _, l := range strings.Split(string(dep), "\n") {
-		mod, rest, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		n := modName(mod)
-		paths[n] = mod
-		for _, d := range strings.Fields(rest) {
-			deps[n] = append(deps[n], modName(d))
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "modules.builtin")); err == nil {
-		for _, l := range strings.Fields(string(b)) {
-			builtin[modName(l)] = true
-		}
-	}
-	var order []module
-	seen := map[string]bool{}
-	var visit func(string)
-	visit = func(n string) {
-		if seen[n] || builtin[n] {
-			return
-		}
-		seen[n] = true
-		for _, d := range deps[n] {
-			visit(d)
-		}
-		order = append(order, module{n, paths[n]})
-	}
-	for _, w := range wanted {
-		n := modName(w)
-		if !builtin[n] && paths[n] == "" {
-			return nil, fmt.Errorf("kernel %s has no module %s", filepath.Base(dir), n)
-		}
-		visit(n)
-	}
-	return order, nil
-}
-
-// readModule reads a module decompressed: .ko and .ko.gz directly, .ko.xz
-// and .ko.zst with the xz or zstd command.
-func readModule(file string) ([]byte, error) {
-	switch {
-	case strings.HasSuffix(file, ".ko"):
-		return os.ReadFile(file)
-	case strings.HasSuffix(file, ".ko.gz"):
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		zr, err := gzip.NewReader(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		return io.ReadAll(zr)
-	case strings.HasSuffix(file, ".ko.xz"), strings.HasSuffix(file, ".ko.zst"):
-		tool := "xz"
-		if strings.HasSuffix(file, ".zst") {
-			tool = "zstd"
-		}
-		out, err := exec.Command(tool, "-dc", file).Output()
-		if err != nil {
-			return nil, fmt.Errorf("%s -dc %s: %w", tool, file, err)
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("%s: unknown module format", file)
 }
 
 // makeImage writes the image to path, using work for scratch files.

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/kmod"
 	"io"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func BuildRootfs(t testing.TB) (path string, size int64) {
 }
 
 func buildRootfs() {
-	kv, err := NewestKernel("/boot")
+	kv, err := kmod.NewestKernel("/boot")
 	if err != nil {
 		rootfsSkip = err
 		return
