@@ -47,6 +47,7 @@ func benchCmd() *cobra.Command {
 	c.AddCommand(api, benchPowerCmd())
 	c.AddCommand(benchNetbootCmd())
 	c.AddCommand(benchDeployCmd())
+	c.AddCommand(benchBootstormCmd())
 	return c
 }
 
