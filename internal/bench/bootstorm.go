@@ -52,6 +52,9 @@ type BootstormResult struct {
 	Retries    int      // DHCP retransmissions
 	Stages     map[string]Latency
 	RSSPeakKiB int64
+	// UDP datagrams the kernel dropped for a full socket buffer during
+	// the storm: at the server (DHCP requests) and at the simulator.
+	ServerUDPDrops, ClientUDPDrops int64
 	Results    []simboot.Result
 }
 
@@ -226,6 +229,7 @@ func RunBootstorm(ctx context.Context, cfg BootstormConfig) (BootstormResult, er
 	res.Results = make([]simboot.Result, len(ms))
 
 	// RSS is the region's peak (VmHWM), read at the end.
+	srvDrops0, cliDrops0 := udpRcvbufErrors(tp.srvNS), udpRcvbufErrors(tp.cliNS)
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, m := range ms {
@@ -280,6 +284,8 @@ func RunBootstorm(ctx context.Context, cfg BootstormConfig) (BootstormResult, er
 	}
 	res.Enlisted, res.New, res.Duplicates, res.Missing = last.machines, last.new, last.dups, last.missing
 	res.RSSPeakKiB = vmHWM(srv.pid())
+	res.ServerUDPDrops = udpRcvbufErrors(tp.srvNS) - srvDrops0
+	res.ClientUDPDrops = udpRcvbufErrors(tp.cliNS) - cliDrops0
 	summariseStorm(&res)
 	if res.AllNew == 0 {
 		return res, fmt.Errorf("bootstorm: %d of %d machines NEW", res.New, cfg.Machines)
@@ -412,6 +418,33 @@ func writeRandom(path string, n int64) error {
 	return err
 }
 
+// udpRcvbufErrors reads Udp RcvbufErrors from a namespace's
+// /proc/net/snmp (0 when unreadable).
+func udpRcvbufErrors(ns string) int64 {
+	b, err := exec.Command("ip", "netns", "exec", ns, "cat", "/proc/net/snmp").Output()
+	if err != nil {
+		return 0
+	}
+	var names []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "RcvbufErrors" && i < len(f) {
+				v, _ := strconv.ParseInt(f[i], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
+}
+
 // vmHWM is a process's peak resident set, in KiB (0 when unreadable).
 func vmHWM(pid int) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -444,6 +477,7 @@ func BootstormMarkdown(r BootstormResult) string {
 	fmt.Fprintf(&b, "| NEW | %d |\n", r.New)
 	fmt.Fprintf(&b, "| duplicated MACs | %d |\n", r.Duplicates)
 	fmt.Fprintf(&b, "| DHCP retransmissions | %d |\n", r.Retries)
+	fmt.Fprintf(&b, "| UDP receive-buffer drops: server / simulator | %d / %d |\n", r.ServerUDPDrops, r.ClientUDPDrops)
 	for _, s := range simboot.Stages {
 		fmt.Fprintf(&b, "| errors: %s | %d |\n", s, r.Errors[s])
 	}

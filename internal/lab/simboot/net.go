@@ -54,6 +54,15 @@ func OpenNet(ns, ifname string) (*Net, error) {
 		return nil, fmt.Errorf("simboot: DHCP socket on %s: %w", ifname, err)
 	}
 	n.conn = conn
+	// A storm's replies arrive in a burst: a big buffer keeps the
+	// simulator from being where they are lost (root may exceed rmem_max).
+	if rc, err := conn.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) {
+			if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, 16<<20) != nil {
+				_ = conn.SetReadBuffer(16 << 20)
+			}
+		})
+	}
 	if n.addrs, err = openAddrs(ns, ifname); err != nil {
 		n.Close()
 		return nil, fmt.Errorf("simboot: netlink: %w", err)
