@@ -55,7 +55,7 @@ type BootstormResult struct {
 	// UDP datagrams the kernel dropped for a full socket buffer during
 	// the storm: at the server (DHCP requests) and at the simulator.
 	ServerUDPDrops, ClientUDPDrops int64
-	Results    []simboot.Result
+	Results                        []simboot.Result
 }
 
 // The boot storm's addresses: the rack and region on 192.0.2.1, the
