@@ -40,13 +40,19 @@ type BootstormConfig struct {
 
 // BootstormResult is what a storm measured.
 type BootstormResult struct {
-	Config     BootstormConfig
-	AllNew     time.Duration // from the first DISCOVER until the API lists every machine NEW (0: never)
-	BootsDone  time.Duration // until the last simulated boot returned
-	Enlisted   int           // distinct machines listed with a storm MAC
-	New        int           // of them in status New
-	Duplicates int           // MACs listed on more than one machine, or machines with the same MAC
-	Missing    []string      // storm MACs the API does not list
+	Config BootstormConfig
+	// Target is the status the storm waits for: New, or Ready when
+	// enlisting goes on to commissioning (silent machines excepted).
+	Target string
+	// AllNew is from the first DISCOVER until the API lists every
+	// machine in Target (0: never), seen by polling every 0.5 s.
+	AllNew     time.Duration
+	BootsDone  time.Duration  // until the last simulated boot returned
+	Enlisted   int            // distinct machines listed with a storm MAC
+	New        int            // of them in status Target
+	Statuses   map[string]int // every storm machine's status
+	Duplicates int            // MACs listed on more than one machine, or machines with the same MAC
+	Missing    []string       // storm MACs the API does not list
 	Errors     map[string]int
 	FirstErrs  []string // a few error texts
 	Retries    int      // DHCP retransmissions
@@ -243,8 +249,16 @@ func RunBootstorm(ctx context.Context, cfg BootstormConfig) (BootstormResult, er
 	go func() { wg.Wait(); close(bootsDone) }()
 
 	want := map[string]bool{}
+	expect := cfg.Machines
+	res.Target = "New"
+	if cfg.EnlistCommission {
+		res.Target = "Ready"
+	}
 	for _, m := range ms {
 		want[m.MACs[0]] = true
+		if m.Silent && cfg.EnlistCommission {
+			expect--
+		}
 	}
 	var last listing
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -266,9 +280,9 @@ func RunBootstorm(ctx context.Context, cfg BootstormConfig) (BootstormResult, er
 		l, err := list(sctx, api, want)
 		if err == nil {
 			last = l
-			if l.new == cfg.Machines {
+			if l.statuses[res.Target] == expect {
 				res.AllNew = time.Since(start)
-				logf("all %d NEW after %s", cfg.Machines, res.AllNew.Round(time.Millisecond))
+				logf("all %d %s after %s", expect, res.Target, res.AllNew.Round(time.Millisecond))
 			}
 		}
 		if !settle.IsZero() && time.Now().After(settle) {
@@ -282,13 +296,13 @@ func RunBootstorm(ctx context.Context, cfg BootstormConfig) (BootstormResult, er
 	if l, err := list(ctx, api, want); err == nil {
 		last = l
 	}
-	res.Enlisted, res.New, res.Duplicates, res.Missing = last.machines, last.new, last.dups, last.missing
+	res.Enlisted, res.New, res.Statuses, res.Duplicates, res.Missing = last.machines, last.statuses[res.Target], last.statuses, last.dups, last.missing
 	res.RSSPeakKiB = vmHWM(srv.pid())
 	res.ServerUDPDrops = udpRcvbufErrors(tp.srvNS) - srvDrops0
 	res.ClientUDPDrops = udpRcvbufErrors(tp.cliNS) - cliDrops0
 	summariseStorm(&res)
 	if res.AllNew == 0 {
-		return res, fmt.Errorf("bootstorm: %d of %d machines NEW", res.New, cfg.Machines)
+		return res, fmt.Errorf("bootstorm: %d of %d machines %s (%v)", res.New, expect, res.Target, res.Statuses)
 	}
 	return res, nil
 }
@@ -316,8 +330,9 @@ func summariseStorm(res *BootstormResult) {
 
 // listing is what the API says about the storm's machines.
 type listing struct {
-	machines, new, dups int
-	missing             []string
+	machines, dups int
+	statuses       map[string]int
+	missing        []string
 }
 
 func list(ctx context.Context, api *caller, want map[string]bool) (listing, error) {
@@ -335,7 +350,7 @@ func list(ctx context.Context, api *caller, want map[string]bool) (listing, erro
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return listing{}, err
 	}
-	var l listing
+	l := listing{statuses: map[string]int{}}
 	seen := map[string]int{}
 	for _, m := range ms {
 		ours := false
@@ -348,16 +363,13 @@ func list(ctx context.Context, api *caller, want map[string]bool) (listing, erro
 		}
 		if ours {
 			l.machines++
-			if m.StatusName == "New" {
-				l.new++
-			}
+			l.statuses[m.StatusName]++
 		}
 	}
-	for mac, n := range seen {
+	for _, n := range seen {
 		if n > 1 {
 			l.dups++
 		}
-		_ = mac
 	}
 	for mac := range want {
 		if seen[mac] == 0 {
@@ -471,10 +483,19 @@ func BootstormMarkdown(r BootstormResult) string {
 	if r.AllNew > 0 {
 		allNew = fmt.Sprintf("%.2f s", r.AllNew.Seconds())
 	}
-	fmt.Fprintf(&b, "| all machines NEW after | %s |\n", allNew)
+	target := r.Target
+	if target == "" {
+		target = "New"
+	}
+	fmt.Fprintf(&b, "| all machines %s after | %s |\n", target, allNew)
 	fmt.Fprintf(&b, "| all boots returned after | %.2f s |\n", r.BootsDone.Seconds())
 	fmt.Fprintf(&b, "| enlisted / expected | %d / %d |\n", r.Enlisted, c.Machines)
-	fmt.Fprintf(&b, "| NEW | %d |\n", r.New)
+	var sts []string
+	for st, n := range r.Statuses {
+		sts = append(sts, fmt.Sprintf("%s %d", st, n))
+	}
+	slices.Sort(sts)
+	fmt.Fprintf(&b, "| %s | %d (all: %s) |\n", target, r.New, strings.Join(sts, ", "))
 	fmt.Fprintf(&b, "| duplicated MACs | %d |\n", r.Duplicates)
 	fmt.Fprintf(&b, "| DHCP retransmissions | %d |\n", r.Retries)
 	fmt.Fprintf(&b, "| UDP receive-buffer drops: server / simulator | %d / %d |\n", r.ServerUDPDrops, r.ClientUDPDrops)

@@ -78,7 +78,7 @@ func TestBootstormMarkdown(t *testing.T) {
 		Config: BootstormConfig{Machines: 2}, AllNew: 1500 * time.Millisecond, Enlisted: 2, New: 2,
 		Errors: map[string]int{simboot.StageHello: 1}, Stages: map[string]Latency{simboot.StageDHCP: {P50: time.Millisecond, P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}},
 	})
-	for _, want := range []string{"| all machines NEW after | 1.50 s |", "| errors: hello | 1 |", "| dhcp | 1.0 | 2.0 | 3.0 |"} {
+	for _, want := range []string{"| all machines New after | 1.50 s |", "| errors: hello | 1 |", "| dhcp | 1.0 | 2.0 | 3.0 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("missing %q in\n%s", want, md)
 		}
