@@ -3,11 +3,12 @@ package simboot
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
@@ -42,8 +43,9 @@ type Config struct {
 	// DHCP answer would chain iPXE to.
 	RackHTTP string
 	// DHCPTimeout is the first retransmission timeout (default 1 s,
-	// doubling up to 8 s, as PXE firmware does); DHCPAttempts bounds
-	// the transmissions per message (default 6).
+	// doubling up to 8 s, each randomised by ±1 s as RFC 2131 4.1 asks,
+	// so a storm's retransmissions do not arrive in lockstep);
+	// DHCPAttempts bounds the transmissions per message (default 8).
 	DHCPTimeout  time.Duration
 	DHCPAttempts int
 }
@@ -92,7 +94,7 @@ func (m *Machine) Boot(ctx context.Context, cfg Config) Result {
 		cfg.DHCPTimeout = time.Second
 	}
 	if cfg.DHCPAttempts <= 0 {
-		cfg.DHCPAttempts = 6
+		cfg.DHCPAttempts = 8
 	}
 	r := Result{Times: map[string]time.Duration{}}
 	if len(m.MACs) == 0 {
@@ -248,7 +250,7 @@ func (m *Machine) dhcp(ctx context.Context, cfg Config, hw net.HardwareAddr, r *
 			if drop {
 				drops--
 			}
-			resp, err := cfg.Net.exchange(ctx, req, drop, wait, want)
+			resp, err := cfg.Net.exchange(ctx, req, drop, jitter(wait), want)
 			if err == nil {
 				return resp, nil
 			}
@@ -273,6 +275,16 @@ func (m *Machine) dhcp(ctx context.Context, cfg Config, hw net.HardwareAddr, r *
 		return nil, err
 	}
 	return send(req, dhcpv4.MessageTypeAck)
+}
+
+// jitter randomises a retransmission timeout by ±1 s (±half of it when
+// shorter than 2 s).
+func jitter(d time.Duration) time.Duration {
+	span := min(time.Second, d/2)
+	if span <= 0 {
+		return d
+	}
+	return d - span + rand.N(2*span)
 }
 
 // fetchConfig reads ipxe.cfg-<mac>, or on 404 the default config, as the
@@ -389,7 +401,7 @@ func NewMAC(i int) string {
 // NewUUID returns a random version-4 UUID.
 func NewUUID() string {
 	var b [16]byte
-	_, _ = rand.Read(b[:])
+	_, _ = crand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
@@ -401,7 +413,7 @@ func (m *Machine) DHCPOnly(ctx context.Context, cfg Config) error {
 		cfg.DHCPTimeout = time.Second
 	}
 	if cfg.DHCPAttempts <= 0 {
-		cfg.DHCPAttempts = 6
+		cfg.DHCPAttempts = 8
 	}
 	if len(m.MACs) == 0 {
 		return errors.New("no MAC")
