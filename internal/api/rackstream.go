@@ -55,7 +55,7 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			at = time.Now()
 		}
 		if m := owner[e.MAC]; m != nil {
-			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.Status == machine.Deploying && !m.Netboot {
+			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.AwaitsLocalBoot() {
 				bootedLocal = append(bootedLocal, m.SystemID)
 			}
 			known = append(known, machine.Event{

@@ -38,8 +38,12 @@ func PurposeOf(s Status) BootPurpose {
 // except that a deploying machine whose image is on its disk (Netboot
 // off) boots that disk: the rack's local answer is what shows it booted.
 func BootPurposeOf(m *Machine) BootPurpose {
-	if m.Status == Deploying && !m.Netboot {
+	if m.AwaitsLocalBoot() {
 		return BootLocal
 	}
 	return PurposeOf(m.Status)
 }
+
+// AwaitsLocalBoot says the machine is deploying and its image is on disk:
+// its next boot from disk ends the phase.
+func (m *Machine) AwaitsLocalBoot() bool { return m.Status == Deploying && !m.Netboot }

@@ -136,3 +136,14 @@ func TestSignalAndInventory(t *testing.T) {
 		t.Fatalf("after inventory: %+v", m)
 	}
 }
+
+func TestLearnMACs(t *testing.T) {
+	m := Machine{}
+	if got := LearnMACs(&m, []string{"52:54:00:00:00:01", "52:54:00:00:00:02"}, "52:54:00:00:00:02"); len(got) != 2 || !m.Interfaces[1].Boot || m.Interfaces[0].Boot {
+		t.Fatalf("first MACs: %v %+v", got, m.Interfaces)
+	}
+	// A machine that had interfaces keeps its boot NIC.
+	if got := LearnMACs(&m, []string{"52:54:00:00:00:02", "52:54:00:00:00:03"}, "52:54:00:00:00:03"); len(got) != 1 || m.Interfaces[2].Boot || m.Interfaces[2].Name != "eth2" {
+		t.Fatalf("second NIC: %v %+v", got, m.Interfaces)
+	}
+}

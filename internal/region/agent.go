@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -206,7 +205,10 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 			return nil, fmt.Errorf("machine %s changed during the known-machine check: %w", systemID, store.ErrConflict)
 		}
 		var evs []machine.Event
-		if learned := learnInterfaces(m, req.Identity); len(learned) > 0 {
+		if m.HardwareUUID == "" && machine.UsableUUID(req.UUID) {
+			m.HardwareUUID = req.UUID
+		}
+		if learned := machine.LearnMACs(m, req.MACs, req.BootMAC); len(learned) > 0 {
 			evs = append(evs, machine.Event{Type: "Interfaces learned", Level: machine.LevelInfo, Created: s.Now(),
 				Description: fmt.Sprintf("Booted from %s; learned interface(s) %s, so its next boot is its own", source, strings.Join(learned, ", "))})
 		}
@@ -255,28 +257,6 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 func (s *Service) canReboot(m machine.Machine) bool {
 	b, err := s.Power.BMCOf(m)
 	return err == nil && b.Type != "manual"
-}
-
-// learnInterfaces adds the reported MACs the machine lacks, and its UUID
-// if it had none; it returns the MACs added.
-func learnInterfaces(m *machine.Machine, id agentapi.Identity) []string {
-	var added []string
-	for _, mac := range id.MACs {
-		if slices.ContainsFunc(m.Interfaces, func(i machine.Interface) bool { return i.MAC == mac }) {
-			continue
-		}
-		m.Interfaces = append(m.Interfaces, machine.Interface{Name: "eth" + strconv.Itoa(len(m.Interfaces)), MAC: mac})
-		added = append(added, mac)
-	}
-	if len(added) == len(m.Interfaces) && len(added) > 0 {
-		// The machine had none: the NIC it booted from is its boot NIC.
-		boot := slices.Index(added, id.BootMAC)
-		m.Interfaces[max(boot, 0)].Boot = true
-	}
-	if m.HardwareUUID == "" && machine.UsableUUID(id.UUID) {
-		m.HardwareUUID = id.UUID
-	}
-	return added
 }
 
 func eventText(evs []machine.Event) string {
@@ -348,24 +328,8 @@ func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Ma
 	if m.Architecture == "" {
 		m.Architecture = "amd64/generic"
 	}
-	names := map[string]string{}
-	if req.Inventory != nil {
-		for _, n := range req.Inventory.NICs {
-			if mac, err := machine.NormaliseMAC(n.MAC); err == nil {
-				names[mac] = n.Name
-			}
-		}
-	}
-	for i, mac := range req.MACs {
-		name := names[mac]
-		if name == "" {
-			name = "eth" + strconv.Itoa(i)
-		}
-		m.Interfaces = append(m.Interfaces, machine.Interface{Name: name, MAC: mac, Boot: mac == req.BootMAC})
-	}
-	if !slices.ContainsFunc(m.Interfaces, func(i machine.Interface) bool { return i.Boot }) {
-		m.Interfaces[0].Boot = true
-	}
+	// The inventory, applied below, gives the interfaces their names.
+	machine.LearnMACs(&m, req.MACs, req.BootMAC)
 	if machine.UsableUUID(req.UUID) {
 		m.HardwareUUID = req.UUID
 	}
@@ -468,12 +432,12 @@ func inventorySummary(inv machine.Inventory) string {
 // its first boot from disk.
 var errNotInstalled = errors.New("not waiting for a local boot")
 
-// BootedLocal is the rack's word that a deploying machine whose image is
-// on disk was answered with a local boot: the deployment is done, for
-// images that cannot call home. Anything else is left alone.
+// BootedLocal is the rack's word that it answered a machine's network
+// boot with a local boot. For a machine that awaits that boot it ends the
+// deployment (images that cannot call home); anything else is left alone.
 func (s *Service) BootedLocal(ctx context.Context, systemID string) error {
 	before := func(m *machine.Machine) ([]machine.Event, error) {
-		if m.Status != machine.Deploying || m.Netboot {
+		if !m.AwaitsLocalBoot() {
 			return nil, errNotInstalled
 		}
 		return nil, nil
