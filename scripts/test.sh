@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2
   isc-dhcp-client kea-admin busybox-static linux-image-amd64 cpio tftp-hpa atftp
   ipxe pxelinux syslinux-common shim-signed grub-efi-amd64-signed
-  syslinux dosfstools mtools xz-utils extlinux e2fsprogs)
+  syslinux dosfstools mtools xz-utils extlinux e2fsprogs chromium)
 
 need=()
 for p in "${PACKAGES[@]}"; do
@@ -40,4 +40,5 @@ fi
 echo "== go vet"
 go vet ./...
 echo "== go test"
+export ANVIL_REQUIRE_BROWSER=1
 go test -count=1 -timeout 20m "$@" ./...
