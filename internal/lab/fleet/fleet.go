@@ -34,6 +34,8 @@ type Config struct {
 	Seed                 uint64
 	// Log records every command every BMC serves.
 	Log *lab.Log
+	// Sessions, if set, counts the sessions the IPMI BMCs hold.
+	Sessions *lab.SessionMeter
 	// QEMU machines are real QEMU processes behind IPMI BMCs: power on
 	// starts one, off stops it, the boot device sets its boot order.
 	QEMU int
@@ -86,7 +88,7 @@ func Start(cfg Config) (*Fleet, error) {
 	for i := 0; i < cfg.IPMI; i++ {
 		sim := newSim(n)
 		fl, kind := faults()
-		b := ipmibmc.New(sim, ipmibmc.Options{User: cfg.User, Password: cfg.Password, Faults: fl, Log: cfg.Log})
+		b := ipmibmc.New(sim, ipmibmc.Options{User: cfg.User, Password: cfg.Password, Faults: fl, Log: cfg.Log, Sessions: cfg.Sessions})
 		addr, err := b.Start(net.JoinHostPort(cfg.Host, "0"))
 		if err != nil {
 			f.Close()
@@ -119,7 +121,7 @@ func Start(cfg Config) (*Fleet, error) {
 			return nil, fmt.Errorf("QEMU machine %d: %w", i, err)
 		}
 		f.closers = append(f.closers, qm.Close)
-		b := ipmibmc.New(qm, ipmibmc.Options{User: cfg.User, Password: cfg.Password, Log: cfg.Log})
+		b := ipmibmc.New(qm, ipmibmc.Options{User: cfg.User, Password: cfg.Password, Log: cfg.Log, Sessions: cfg.Sessions})
 		addr, err := b.Start(net.JoinHostPort(cfg.Host, "0"))
 		if err != nil {
 			f.Close()

@@ -37,6 +37,9 @@ type Options struct {
 	Faults lab.Faults
 	// Log, if set, records each chassis command.
 	Log *lab.Log
+	// Sessions, if set, counts the RMCP+ sessions this BMC holds, under
+	// the BMC's UDP address.
+	Sessions *lab.SessionMeter
 }
 
 // BMC serves IPMI for one machine.
@@ -102,6 +105,14 @@ func (b *BMC) Serve(pc *net.UDPConn) error {
 	}
 	b.state = state
 	b.conn = newFaultConn(pc, b.opts.Faults)
+	if meter := b.opts.Sessions; meter != nil {
+		key := pc.LocalAddr().String()
+		b.conn.opened = func(id uint32) { meter.Opened(key, id) }
+		state.Sessions.SetOnRemove(func(id uint32) {
+			state.SOL.DeactivateBySession(id) // what bmc.New wires
+			meter.Closed(key, id)
+		})
+	}
 	b.srv = server.NewServer(state, b.conn)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel, b.done = cancel, make(chan struct{})

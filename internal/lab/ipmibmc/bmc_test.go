@@ -207,3 +207,16 @@ func TestAnonymousUser(t *testing.T) {
 		t.Fatalf("anonymous power on: %v\n%s", err, out)
 	}
 }
+
+// TestSessionMeter: each ipmitool run opens one session and closes it, and
+// the meter sees both ends from the BMC's side.
+func TestSessionMeter(t *testing.T) {
+	meter := lab.NewSessionMeter()
+	_, _, port := start(t, Options{User: testUser, Password: testPass, Sessions: meter})
+	mustIpmitool(t, port, "chassis", "power", "status")
+	mustIpmitool(t, port, "chassis", "power", "on")
+	s := meter.Stats()
+	if s.Total != 2 || s.Open != 0 || s.MaxOneBMC != 1 || s.MaxAll != 1 {
+		t.Fatalf("meter saw %+v, want 2 sessions one after the other, none left open", s)
+	}
+}

@@ -1,6 +1,7 @@
 package ipmibmc
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -21,6 +22,10 @@ type faultConn struct {
 
 	mu     sync.Mutex
 	faults lab.Faults
+
+	// opened, if set, learns each RMCP+ session the BMC allocates, from
+	// its successful answer to Open Session.
+	opened func(id uint32)
 }
 
 func newFaultConn(pc *net.UDPConn, f lab.Faults) *faultConn {
@@ -58,6 +63,11 @@ func (c *faultConn) ReadFrom(buf []byte) (int, net.Addr, error) {
 
 // WriteTo sends an answer after the configured delay.
 func (c *faultConn) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if c.opened != nil {
+		if id, ok := openSessionID(p); ok {
+			c.opened(id)
+		}
+	}
 	if d := c.get().Delay; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -81,3 +91,19 @@ func (c *faultConn) Close() error {
 // LocalAddr lets go-ipmi learn the port it serves (for SOL's Activate
 // Payload answer).
 func (c *faultConn) LocalAddr() net.Addr { return c.pc.LocalAddr() }
+
+// openSessionID returns the BMC's session id from an RMCP+ Open Session
+// Response that allocated a session (status 0): RMCP header (4 bytes),
+// session header (auth type 06h, payload type 11h, session id, sequence,
+// payload length), then tag, status, privilege, reserved, the console's
+// session id and the BMC's.
+func openSessionID(p []byte) (uint32, bool) {
+	if len(p) < 16+12 || p[0] != 0x06 || p[3] != 0x07 || p[4] != 0x06 || p[5]&0x3f != 0x11 {
+		return 0, false
+	}
+	pl := p[16:]
+	if pl[1] != 0 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint32(pl[8:12]), true
+}
