@@ -44,6 +44,7 @@ func serveCmd() *cobra.Command {
 		dhcpPx  bool
 		noRA    bool
 		grace   time.Duration
+		pprofL  string
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -57,6 +58,9 @@ func serveCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			t0 := time.Now()
+			if err := servePprof(pprofL, log); err != nil {
+				return fmt.Errorf("--pprof-listen: %w", err)
+			}
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
 				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC,
@@ -94,6 +98,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().BoolVar(&noRA, "no-ipv6-ra-reply", false, "with full DHCP, do not answer IPv6 router solicitations (the answer offers nothing and spares iPXE a 16 s wait)")
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
+	c.Flags().StringVar(&pprofL, "pprof-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (empty: off; it has no authentication)")
 	return c
 }
 
