@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -48,6 +51,7 @@ func benchCmd() *cobra.Command {
 	c.AddCommand(benchNetbootCmd())
 	c.AddCommand(benchDeployCmd())
 	c.AddCommand(benchBootstormCmd())
+	c.AddCommand(benchFleetCmd())
 	return c
 }
 
@@ -76,4 +80,16 @@ func benchPowerCmd() *cobra.Command {
 	c.Flags().IntVar(&cfg.Samples, "samples", 200, "API-to-BMC latency samples")
 	c.Flags().StringVar(&cfg.DBURL, "db", "sqlite", "sqlite or a postgres:// URL whose role may create databases")
 	return c
+}
+
+// benchSetup returns this binary (the server a bench starts) and a context
+// that ends on an interrupt, so that an interrupted run still stops its
+// servers and deletes what it made on the way out.
+func benchSetup(c *cobra.Command) (string, context.Context, context.CancelFunc, error) {
+	bin, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
+	return bin, ctx, stop, nil
 }

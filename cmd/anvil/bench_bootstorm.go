@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,10 +17,11 @@ func benchBootstormCmd() *cobra.Command {
 		Use:   "bootstorm",
 		Short: "Boot many simulated machines at once against `anvil serve` in a network namespace (DHCP, iPXE config, kernel and initrd over HTTP, Hello and Enlist) and time until all are NEW",
 		RunE: func(c *cobra.Command, _ []string) error {
-			bin, err := os.Executable()
+			bin, ctx, stop, err := benchSetup(c)
 			if err != nil {
 				return err
 			}
+			defer stop()
 			cfg.Binary = bin
 			if cfg.DBURL == "sqlite" {
 				cfg.DBURL = ""
@@ -33,10 +32,6 @@ func benchBootstormCmd() *cobra.Command {
 			if cfg.InitrdBytes, err = bench.ParseSize(initrd); err != nil {
 				return err
 			}
-			// Interrupted, the run still stops the server and deletes
-			// its namespaces.
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			res, err := bench.RunBootstorm(ctx, cfg)
 			if len(res.Results) > 0 {
 				fmt.Fprint(c.OutOrStdout(), bench.BootstormMarkdown(res))

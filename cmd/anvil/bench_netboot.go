@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,15 +19,12 @@ func benchNetbootCmd() *cobra.Command {
 		Use:   "netboot",
 		Short: "Compare Anvil's DHCP, TFTP and HTTP boot servers with Kea, dnsmasq, tftpd-hpa and nginx in private network namespaces (root)",
 		RunE: func(c *cobra.Command, _ []string) error {
-			bin, err := os.Executable()
+			bin, ctx, stop, err := benchSetup(c)
 			if err != nil {
 				return err
 			}
-			cfg.Binary = bin
-			// Interrupted, the run still stops its servers and deletes
-			// its namespaces on the way out.
-			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			cfg.Binary = bin
 			res, err := bench.RunNetboot(ctx, cfg)
 			rates := make([]string, len(cfg.Rates))
 			for i, r := range cfg.Rates {
