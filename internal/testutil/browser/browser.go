@@ -143,6 +143,10 @@ func New(t testing.TB, opts ...Option) *Browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("no-first-run", true),
 		chromedp.UserDataDir(b.dataDir),
+		// Chromium keeps its singleton socket in a directory under TMPDIR
+		// that only a clean exit removes; in the test's directory, a killed
+		// browser leaves nothing behind.
+		chromedp.Env("TMPDIR="+t.TempDir()),
 	)
 	// The listener sees every event from the tab's first message, so errors
 	// of the very first page load are not missed.
@@ -156,9 +160,9 @@ func New(t testing.TB, opts ...Option) *Browser {
 		}
 		cancel()
 		if proc != nil {
-			// Cancelling asks Chromium to quit; a hung one is killed. The
-			// os.Process holds a pidfd, so a pid reused after a clean exit is
-			// never hit.
+			// chromedp kills Chromium when the context ends, through
+			// exec.CommandContext; not relying on that detail costs nothing.
+			// The os.Process holds a pidfd, so a reused pid is never hit.
 			_ = proc.Kill()
 		}
 		allocCancel()
