@@ -17,7 +17,7 @@ func main() {
 		Short:        "Anvil provisions bare-metal servers and speaks MAAS's API",
 		SilenceUsage: true,
 	}
-	root.AddCommand(serveCmd(), apikeyCmd(), benchCmd(), labCmd(), rackCmd(), importLoadersCmd())
+	root.AddCommand(serveCmd(), apikeyCmd(), passwdCmd(), benchCmd(), labCmd(), rackCmd(), importLoadersCmd())
 	root.AddCommand(clientCommands()...)
 	os.Exit(cli.Run(context.Background(), root, os.Args[1:], os.Stdout, os.Stderr))
 }

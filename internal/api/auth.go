@@ -8,6 +8,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/oauth"
+	"github.com/anvilmetal/anvil/internal/session"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -44,7 +45,7 @@ func (e errUnauthorized) Error() string { return "Authorization Error: " + e.rea
 func (s *Server) authenticate(r *http.Request) (principal, error) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
-		return principal{}, nil
+		return s.sessionPrincipal(r)
 	}
 	cred, err := oauth.Parse(h)
 	if err != nil {
@@ -63,6 +64,24 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	want := "&" + tok.Secret
 	if subtle.ConstantTimeCompare([]byte(sig), []byte(want)) != 1 {
 		return principal{}, errUnauthorized{"Invalid access token"}
+	}
+	return principal{user: &user}, nil
+}
+
+// sessionPrincipal lets a logged-in browser use the API: the session
+// cookie stands in for the OAuth header, and every state-changing request
+// must carry the session's CSRF token. A missing or ended session is
+// anonymous, as a request without a header is.
+func (s *Server) sessionPrincipal(r *http.Request) (principal, error) {
+	se, user, err := session.Lookup(r.Context(), s.store, r)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, nil
+	}
+	if err != nil {
+		return principal{}, err
+	}
+	if err := session.CheckCSRF(se, r); err != nil {
+		return principal{}, err
 	}
 	return principal{user: &user}, nil
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"github.com/anvilmetal/anvil/internal/session"
 	"net/http"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -45,7 +46,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusUnauthorized, ua.Error())
 	case errors.As(err, &mbe):
 		writeText(w, http.StatusRequestEntityTooLarge, sprintf("request body is larger than %d bytes", mbe.Limit))
-	case errors.Is(err, machine.ErrForbidden):
+	case errors.Is(err, machine.ErrForbidden), errors.Is(err, session.ErrCSRF):
 		writeText(w, http.StatusForbidden, err.Error())
 	case errors.Is(err, store.ErrNotFound):
 		writeText(w, http.StatusNotFound, err.Error())

@@ -59,6 +59,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 
 func (s *Server) routes() {
 	s.handle("version/", s.versionRoutes()...)
+	s.handle("maas/", s.maasRoutes()...)
 	s.handle("users/", s.userRoutes()...)
 	s.handle("sshkeys/", s.sshKeysRoutes()...)
 	s.handle("sshkeys/{id}/", s.sshKeyRoutes()...)

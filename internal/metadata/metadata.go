@@ -9,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"strings"
 
@@ -42,7 +42,7 @@ type Options struct {
 type Server struct {
 	svc   *region.Service
 	log   *slog.Logger
-	limit *limiter
+	limit *ratelimit.PerKey
 	mux   *http.ServeMux
 }
 
@@ -54,7 +54,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	if opts.Burst <= 0 {
 		opts.Burst = 20
 	}
-	s := &Server{svc: svc, log: log, limit: newLimiter(opts.Rate, opts.Burst), mux: http.NewServeMux()}
+	s := &Server{svc: svc, log: log, limit: ratelimit.New(opts.Rate, opts.Burst), mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST "+Prefix+agentapi.HelloPath, s.anonymous(call(s, svc.Hello)))
 	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(call(s, svc.Enlist)))
 	s.mux.HandleFunc("GET "+Prefix+"{$}", func(w http.ResponseWriter, r *http.Request) {
@@ -76,17 +76,11 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 // source is the caller's address; proxies are not trusted to say another.
-func source(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+func source(r *http.Request) string { return ratelimit.Source(r) }
 
 func (s *Server) anonymous(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !s.limit.allow(source(r)) {
+		if !s.limit.Allow(source(r)) {
 			w.Header().Set("Retry-After", "1")
 			jsonError(w, http.StatusTooManyRequests, "too many requests from "+source(r))
 			return

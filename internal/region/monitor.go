@@ -24,9 +24,12 @@ type MonitorConfig struct {
 	Refresh time.Duration
 }
 
+// defaultPollInterval is MAAS's: every machine every five minutes.
+const defaultPollInterval = 5 * time.Minute
+
 func (c *MonitorConfig) defaults() {
 	if c.Interval <= 0 {
-		c.Interval = 5 * time.Minute
+		c.Interval = defaultPollInterval
 	}
 	if c.MaxBackoff <= 0 {
 		c.MaxBackoff = max(c.Interval*6, time.Hour)
@@ -56,6 +59,8 @@ type monitored struct {
 // the region holding the "power-monitor" lease polls.
 func (s *Service) RunPowerMonitor(ctx context.Context, cfg MonitorConfig) {
 	cfg.defaults()
+	s.defaultPoll.Store(int64(cfg.Interval))
+	started := cfg
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	holder := "monitor-" + hex.EncodeToString(b[:])
@@ -79,6 +84,13 @@ func (s *Service) RunPowerMonitor(ctx context.Context, cfg MonitorConfig) {
 			continue
 		}
 		if now.Sub(refreshed) >= cfg.Refresh {
+			if iv := s.PollInterval(ctx); iv != cfg.Interval {
+				// An operator changed the interval: every machine gets its
+				// slot in the new one.
+				s.Log.Info("power monitor interval", "from", cfg.Interval, "to", iv)
+				cfg.Interval, cfg.MaxBackoff = iv, max(started.MaxBackoff, iv*6)
+				clear(watched)
+			}
 			if err := s.refreshWatched(ctx, watched, cfg, now); err != nil {
 				s.Log.Error("power monitor refresh", "err", err)
 				continue

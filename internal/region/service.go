@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -30,6 +31,9 @@ type Service struct {
 	EnlistCommission bool
 	Log              *slog.Logger
 	Now              func() time.Time
+	// defaultPoll is the monitor's configured interval (nanoseconds), for
+	// PollInterval when no setting overrides it.
+	defaultPoll atomic.Int64
 }
 
 // New wires a service; the coordinator reports its results back to it.

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/password"
+	"github.com/anvilmetal/anvil/internal/ui"
 	"log/slog"
 	"net"
 	"net/http"
@@ -50,6 +52,8 @@ type Config struct {
 	MonitorInterval time.Duration
 	// Power tunes the power coordinator (workers, timeouts, retries).
 	Power power.Config
+	// UI tunes the web pages (live stream polling, plot sampling).
+	UI ui.Options
 	// Monitor tunes the power monitor (poll interval, back-off).
 	Monitor region.MonitorConfig
 	// Metadata tunes the metadata API's anonymous rate limit.
@@ -133,6 +137,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs}))
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
+	pages, err := ui.New(svc, cfg.Log, cfg.UI)
+	if err != nil {
+		st.Close()
+		ln.Close()
+		return nil, fmt.Errorf("web pages: %w", err)
+	}
+	pages.SetVersion(Version)
+	mux.Handle(ui.Prefix, pages)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, ui.Prefix, http.StatusSeeOther)
+	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok\n")) })
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -143,7 +158,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
 	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
-	s.loops.Add(3)
+	s.loops.Add(4)
+	go func() { defer s.loops.Done(); pages.Run(bg) }()
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
@@ -271,4 +287,22 @@ func APIKey(ctx context.Context, dataDir, dbURL, username string) (string, error
 		return "", fmt.Errorf("token for %s: %w", username, err)
 	}
 	return tok.APIKey(), nil
+}
+
+// SetPassword sets the web UI password of a user, creating the user (as an
+// admin when admin is true) if needed. Existing sessions of the user end.
+func SetPassword(ctx context.Context, dataDir, dbURL, username, pw string, admin bool) error {
+	hash, err := password.Hash(pw)
+	if err != nil {
+		return err
+	}
+	st, err := OpenStore(ctx, dataDir, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.EnsureUser(ctx, username, admin); err != nil {
+		return fmt.Errorf("user %s: %w", username, err)
+	}
+	return st.SetPassword(ctx, username, hash)
 }

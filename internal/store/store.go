@@ -209,6 +209,17 @@ type SSHKey struct {
 	Created  time.Time
 }
 
+// Session is a web UI login. Its ID is given to the browser once, as a
+// cookie, and stored only as a hash; CSRF is the token every state-changing
+// request made with the cookie must echo in a header or form field.
+type Session struct {
+	ID       string // only set by CreateSession
+	Username string
+	CSRF     string
+	Created  time.Time
+	Expires  time.Time
+}
+
 // Result is a file the ephemeral environment uploaded for a machine.
 type Result struct {
 	Name    string
@@ -254,6 +265,19 @@ type Store interface {
 
 	// SSH keys of users: the same key twice for one user is a
 	// *ConflictError; deleting another user's key is ErrNotFound.
+	// SetPassword stores a user's password hash (see package password); an
+	// empty hash disables password login.
+	SetPassword(ctx context.Context, username, hash string) error
+	// PasswordHash returns the user and its stored hash ("" when none).
+	PasswordHash(ctx context.Context, username string) (User, string, error)
+	// CreateSession starts a web UI session lasting ttl.
+	CreateSession(ctx context.Context, username string, ttl time.Duration) (Session, error)
+	// LookupSession returns a live session and its user; an unknown or
+	// expired one wraps ErrNotFound.
+	LookupSession(ctx context.Context, id string) (Session, User, error)
+	// DeleteSession ends a session (logout); deleting an unknown one is not
+	// an error. Expired sessions are removed as a side effect.
+	DeleteSession(ctx context.Context, id string) error
 	AddSSHKey(ctx context.Context, username, key string) (SSHKey, error)
 	ListSSHKeys(ctx context.Context, username string) ([]SSHKey, error)
 	DeleteSSHKey(ctx context.Context, username string, id int64) error
@@ -302,6 +326,11 @@ type Store interface {
 	// a pool that have none of their own. Setting one bumps the version of
 	// the pool's machines, whose effective policy changes.
 	PoolDriftPolicies(ctx context.Context) (map[string]string, error)
+
+	// GetConfig and SetConfig keep run-time settings (MAAS's get_config and
+	// set_config); ok is false for a setting never set.
+	GetConfig(ctx context.Context, name string) (value string, ok bool, err error)
+	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 
 	// Tags. TagMachines adds and removes machines in one transaction; an

@@ -49,6 +49,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredAndCount", testExpiredAndCount},
 		{"Users", testUsers},
 		{"Tokens", testTokens},
+		{"Sessions", testSessions},
+		{"Config", testConfig},
 		{"Zones", testZones},
 		{"Pools", testPools},
 		{"Tags", testTags},

@@ -1,0 +1,153 @@
+package ui
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// row is what the machine list shows of a machine, kept in memory so that
+// filtering, sorting and paging 10,000 machines costs microseconds rather
+// than a full read of the machines table per request.
+type row struct {
+	SystemID, Hostname string
+	Status             machine.Status
+	StatusMessage      string
+	Power              machine.PowerState
+	Drift              bool
+	DriftReason        string
+	PowerError         string // the BMC's last failure while it keeps failing
+	Failures           int
+	ReadAt             time.Time
+	Owner, Zone, Pool  string
+	PowerType          string
+	CPU                int
+	Memory             int64 // MiB
+	Storage            float64
+	Tags               []string
+	MACs               []string
+	Version            int64
+	search             string // lower-case text the free-text filter matches
+}
+
+func rowOf(m *machine.Machine) row {
+	r := row{
+		SystemID: m.SystemID, Hostname: m.Hostname, Status: m.Status, StatusMessage: m.StatusMessage,
+		Power: m.PowerState, Drift: m.Watch.Drift, DriftReason: m.Watch.Reason,
+		Failures: m.Watch.Failures, ReadAt: m.Watch.ReadAt,
+		Owner: m.Owner, Zone: m.Zone, Pool: m.Pool, PowerType: m.PowerType,
+		CPU: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
+		Tags: slices.Clone(m.Tags), Version: m.Version,
+	}
+	if m.Watch.Failures > 0 {
+		r.PowerError = m.Watch.ReadError
+	}
+	for _, i := range m.Interfaces {
+		r.MACs = append(r.MACs, i.MAC)
+	}
+	r.search = strings.ToLower(strings.Join(append([]string{m.Hostname, m.SystemID, m.Owner}, append(r.MACs, m.Tags...)...), " "))
+	return r
+}
+
+// fleet is the in-memory copy of every machine's row. It is brought up to
+// date by reading only versions, then full rows of the machines whose
+// version moved, at most once per minGap however many pages ask.
+type fleet struct {
+	store  store.Store
+	minGap time.Duration
+
+	refreshMu sync.Mutex // one refresh at a time
+	checked   time.Time
+
+	mu   sync.RWMutex
+	rows map[string]row
+	gen  int64 // increases whenever a row changes, appears or goes
+}
+
+func newFleet(st store.Store) *fleet {
+	return &fleet{store: st, minGap: 300 * time.Millisecond, rows: map[string]row{}}
+}
+
+// refresh reads what changed since the last refresh, unless one ran within
+// minGap. It returns the generation after it.
+func (f *fleet) refresh(ctx context.Context) (int64, error) {
+	f.refreshMu.Lock()
+	defer f.refreshMu.Unlock()
+	if time.Since(f.checked) < f.minGap {
+		return f.generation(), nil
+	}
+	vs, err := f.store.ListMachineVersions(ctx, store.MachineFilter{})
+	if err != nil {
+		return f.generation(), err
+	}
+	f.mu.RLock()
+	var stale []string
+	live := make(map[string]bool, len(vs))
+	for _, v := range vs {
+		live[v.SystemID] = true
+		if r, ok := f.rows[v.SystemID]; !ok || r.Version != v.Version || r.Zone != v.Zone || r.Pool != v.Pool {
+			stale = append(stale, v.SystemID)
+		}
+	}
+	gone := 0
+	for id := range f.rows {
+		if !live[id] {
+			gone++
+		}
+	}
+	f.mu.RUnlock()
+
+	fresh := make([]row, 0, len(stale))
+	for chunk := range slices.Chunk(stale, 500) {
+		ms, err := f.store.ListMachines(ctx, store.MachineFilter{SystemIDs: chunk})
+		if err != nil {
+			return f.generation(), err
+		}
+		for i := range ms {
+			fresh = append(fresh, rowOf(&ms[i]))
+		}
+	}
+	f.mu.Lock()
+	for _, r := range fresh {
+		f.rows[r.SystemID] = r
+	}
+	if gone > 0 {
+		for id := range f.rows {
+			if !live[id] {
+				delete(f.rows, id)
+			}
+		}
+	}
+	if len(fresh) > 0 || gone > 0 {
+		f.gen++
+	}
+	gen := f.gen
+	f.mu.Unlock()
+	f.checked = time.Now()
+	return gen, nil
+}
+
+func (f *fleet) generation() int64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.gen
+}
+
+// all returns a copy of every row the viewer may see.
+func (f *fleet) all(viewer store.User) []row {
+	actor := machine.Actor{Name: viewer.Name, Admin: viewer.Admin}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]row, 0, len(f.rows))
+	for _, r := range f.rows {
+		if machine.CanView(actor, &machine.Machine{Owner: r.Owner}) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

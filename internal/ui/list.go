@@ -1,0 +1,181 @@
+package ui
+
+import (
+	"cmp"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// listQuery is the machine list's filter, sort and page, read from the
+// query string so that a view can be bookmarked and the live refresh asks
+// for exactly what the page shows.
+type listQuery struct {
+	Text     string
+	Statuses []machine.Status
+	Zone     string
+	Pool     string
+	Owner    string
+	Power    string // on, off, unknown, error
+	Drift    bool
+	Sort     string
+	Desc     bool
+	Page     int // from 1
+	PerPage  int
+}
+
+const maxPerPage = 500
+
+var sortKeys = map[string]func(a, b *row) int{
+	"hostname": func(a, b *row) int { return cmp.Compare(a.Hostname, b.Hostname) },
+	"status":   func(a, b *row) int { return cmp.Compare(a.Status.String(), b.Status.String()) },
+	"power":    func(a, b *row) int { return cmp.Compare(a.Power, b.Power) },
+	"owner":    func(a, b *row) int { return cmp.Compare(a.Owner, b.Owner) },
+	"zone":     func(a, b *row) int { return cmp.Compare(a.Zone, b.Zone) },
+	"pool":     func(a, b *row) int { return cmp.Compare(a.Pool, b.Pool) },
+	"cpu":      func(a, b *row) int { return cmp.Compare(a.CPU, b.CPU) },
+	"memory":   func(a, b *row) int { return cmp.Compare(a.Memory, b.Memory) },
+	"storage":  func(a, b *row) int { return cmp.Compare(a.Storage, b.Storage) },
+}
+
+// parseList reads a listQuery; what it cannot use it ignores and says so,
+// because a list that silently drops a filter shows the wrong machines.
+func parseList(v url.Values) (listQuery, []string) {
+	q := listQuery{
+		Text: strings.TrimSpace(v.Get("q")), Zone: v.Get("zone"), Pool: v.Get("pool"), Owner: v.Get("owner"),
+		Power: v.Get("power"), Drift: v.Get("drift") == "1", Sort: v.Get("sort"), Desc: v.Get("dir") == "desc",
+		Page: 1, PerPage: 50,
+	}
+	var problems []string
+	for _, st := range v["status"] {
+		if st == "" {
+			continue
+		}
+		s, err := machine.ParseStatus(st)
+		if err != nil {
+			problems = append(problems, "status: "+err.Error())
+			continue
+		}
+		q.Statuses = append(q.Statuses, s)
+	}
+	switch q.Power {
+	case "", "on", "off", "unknown", "error":
+	default:
+		problems = append(problems, "power: one of on, off, unknown, error")
+		q.Power = ""
+	}
+	if _, ok := sortKeys[q.Sort]; !ok {
+		if q.Sort != "" {
+			problems = append(problems, "sort: unknown column "+strconv.Quote(q.Sort))
+		}
+		q.Sort = "hostname"
+	}
+	if n, err := strconv.Atoi(v.Get("page")); err == nil && n > 0 {
+		q.Page = n
+	}
+	if n, err := strconv.Atoi(v.Get("per_page")); err == nil && n > 0 {
+		q.PerPage = min(n, maxPerPage)
+	}
+	return q, problems
+}
+
+// values is the query string that asks for q again, with changes.
+func (q listQuery) values() url.Values {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("q", q.Text)
+	for _, s := range q.Statuses {
+		v.Add("status", strings.ToLower(s.Key()))
+	}
+	set("zone", q.Zone)
+	set("pool", q.Pool)
+	set("owner", q.Owner)
+	set("power", q.Power)
+	if q.Drift {
+		v.Set("drift", "1")
+	}
+	if q.Sort != "hostname" {
+		v.Set("sort", q.Sort)
+	}
+	if q.Desc {
+		v.Set("dir", "desc")
+	}
+	if q.Page > 1 {
+		v.Set("page", strconv.Itoa(q.Page))
+	}
+	if q.PerPage != 50 {
+		v.Set("per_page", strconv.Itoa(q.PerPage))
+	}
+	return v
+}
+
+func (q listQuery) match(r *row) bool {
+	if q.Text != "" && !strings.Contains(r.search, strings.ToLower(q.Text)) {
+		return false
+	}
+	if len(q.Statuses) > 0 && !slices.Contains(q.Statuses, r.Status) {
+		return false
+	}
+	if (q.Zone != "" && r.Zone != q.Zone) || (q.Pool != "" && r.Pool != q.Pool) || (q.Owner != "" && r.Owner != q.Owner) {
+		return false
+	}
+	switch q.Power {
+	case "error":
+		if r.Failures == 0 {
+			return false
+		}
+	case "on", "off", "unknown":
+		if string(r.Power) != q.Power {
+			return false
+		}
+	}
+	return !q.Drift || r.Drift
+}
+
+// listPage is one page of the filtered, sorted list.
+type listPage struct {
+	Rows     []row
+	Total    int // machines the viewer may see
+	Matched  int // of which the filter keeps
+	Page     int
+	Pages    int
+	ByStatus map[machine.Status]int // of the matched machines
+}
+
+func (q listQuery) apply(rows []row) listPage {
+	kept := rows[:0]
+	p := listPage{Total: len(rows), ByStatus: map[machine.Status]int{}}
+	for i := range rows {
+		if q.match(&rows[i]) {
+			kept = append(kept, rows[i])
+			p.ByStatus[rows[i].Status]++
+		}
+	}
+	by := sortKeys[q.Sort]
+	slices.SortFunc(kept, func(a, b row) int {
+		c := by(&a, &b)
+		if c == 0 {
+			c = cmp.Compare(a.Hostname, b.Hostname)
+		}
+		if c == 0 {
+			c = cmp.Compare(a.SystemID, b.SystemID)
+		}
+		if q.Desc {
+			return -c
+		}
+		return c
+	})
+	p.Matched = len(kept)
+	p.Pages = max(1, (len(kept)+q.PerPage-1)/q.PerPage)
+	p.Page = min(q.Page, p.Pages)
+	lo := (p.Page - 1) * q.PerPage
+	p.Rows = kept[lo:min(lo+q.PerPage, len(kept))]
+	return p
+}

@@ -1,0 +1,104 @@
+package ui
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// machinesData is the machine list page and its live-refreshed body.
+type machinesData struct {
+	Q        listQuery
+	Problems []string
+	List     listPage
+	Statuses []statusCount
+	Zones    []string
+	Pools    []string
+	Query    string // the query string that asks for this view again
+	Sorts    map[string]string
+	Prev     string
+	Next     string
+}
+
+type statusCount struct {
+	Status machine.Status
+	Count  int
+}
+
+// bulkActions are what the list offers for selected machines; each is the
+// API operation the page's script calls, per machine.
+var bulkActions = []struct{ Op, Label string }{
+	{"commission", "Commission"}, {"deploy", "Deploy"}, {"release", "Release"},
+	{"power_on", "Power on"}, {"power_off", "Power off"}, {"abort", "Abort"},
+	{"mark_broken", "Mark broken"}, {"mark_fixed", "Mark fixed"}, {"delete", "Delete"},
+}
+
+func (s *Server) machinesData(r *http.Request, u store.User) (machinesData, error) {
+	if _, err := s.fleet.refresh(r.Context()); err != nil {
+		return machinesData{}, err
+	}
+	q, problems := parseList(r.URL.Query())
+	d := machinesData{Q: q, Problems: problems, List: q.apply(s.fleet.all(u)), Sorts: map[string]string{}}
+	for _, st := range machine.AllStatuses {
+		if n := d.List.ByStatus[st]; n > 0 {
+			d.Statuses = append(d.Statuses, statusCount{st, n})
+		}
+	}
+	d.Query = q.values().Encode()
+	for k := range sortKeys {
+		o := q
+		o.Sort, o.Desc, o.Page = k, q.Sort == k && !q.Desc, 1
+		d.Sorts[k] = o.values().Encode()
+	}
+	if d.List.Page > 1 {
+		o := q
+		o.Page = d.List.Page - 1
+		d.Prev = o.values().Encode()
+	}
+	if d.List.Page < d.List.Pages {
+		o := q
+		o.Page = d.List.Page + 1
+		d.Next = o.values().Encode()
+	}
+	return d, nil
+}
+
+func (s *Server) machinesPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	d, err := s.machinesData(r, v.User)
+	if err != nil {
+		return "", err
+	}
+	zones, err := s.store.ListZones(r.Context())
+	if err != nil {
+		return "", err
+	}
+	pools, err := s.store.ListPools(r.Context())
+	if err != nil {
+		return "", err
+	}
+	for _, z := range zones {
+		d.Zones = append(d.Zones, z.Name)
+	}
+	for _, p := range pools {
+		d.Pools = append(d.Pools, p.Name)
+	}
+	slices.Sort(d.Zones)
+	slices.Sort(d.Pools)
+	v.Title, v.Nav, v.Data = "Machines", "machines", struct {
+		machinesData
+		Actions     any
+		AllStatuses []machine.Status
+	}{d, bulkActions, machine.AllStatuses}
+	return "machines.html", nil
+}
+
+func (s *Server) machineRows(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	d, err := s.machinesData(r, v.User)
+	if err != nil {
+		return "", err
+	}
+	v.Data = d
+	return "rows.html", nil
+}

@@ -1,0 +1,203 @@
+// Anvil's pages: live refresh from the server's event stream, and every
+// change sent to the MAAS API with the session's CSRF token. The server
+// renders all HTML; this file only fetches it and calls the API.
+"use strict";
+
+const API = "/MAAS/api/2.0/";
+
+function csrf() {
+  const m = document.querySelector('meta[name="csrf-token"]');
+  return m ? m.content : "";
+}
+
+// api calls the MAAS API as the logged-in user. body is a URLSearchParams
+// or FormData (file uploads); the answer is {ok, status, data, text}.
+async function api(method, path, body) {
+  const opts = { method, credentials: "same-origin", headers: { "X-CSRFToken": csrf(), "Accept": "application/json" } };
+  if (body !== undefined) opts.body = body;
+  const res = await fetch(API + path, opts);
+  if (res.status === 401) { toLogin(); }
+  const text = await res.text();
+  let data = null;
+  try { data = JSON.parse(text); } catch (e) { data = null; }
+  return { ok: res.ok, status: res.status, data, text: text.trim() };
+}
+
+function toLogin() {
+  location.href = "/MAAS/login?next=" + encodeURIComponent(location.pathname + location.search);
+}
+
+// errorText turns an API answer into words: MAAS answers field errors as
+// {"field": ["message"]} and other errors as plain text.
+function errorText(r) {
+  if (r.data && typeof r.data === "object" && !Array.isArray(r.data)) {
+    return Object.entries(r.data).map(([k, v]) => k + ": " + [].concat(v).join(" ")).join("; ");
+  }
+  return r.text || ("HTTP " + r.status);
+}
+
+// ---- live regions -------------------------------------------------------
+
+// Elements with data-live hold server-rendered HTML that is fetched again
+// whenever the stream says something changed, at most one fetch at a time.
+const live = { busy: false, again: false };
+
+async function refreshLive() {
+  if (live.busy) { live.again = true; return; }
+  live.busy = true;
+  try {
+    for (const el of document.querySelectorAll("[data-live]")) {
+      const res = await fetch(el.dataset.live, { credentials: "same-origin", headers: { "Accept": "text/html" } });
+      if (res.status === 401) { toLogin(); return; }
+      if (!res.ok) continue;
+      const html = await res.text();
+      const checked = new Set([...el.querySelectorAll('input[name="machine"]:checked')].map(c => c.value));
+      el.innerHTML = html;
+      for (const c of el.querySelectorAll('input[name="machine"]')) c.checked = checked.has(c.value);
+    }
+  } catch (e) {
+    // The server is away (restarting); the stream's reconnection retries.
+  } finally {
+    live.busy = false;
+    if (live.again) { live.again = false; setTimeout(refreshLive, 200); }
+  }
+}
+
+function startStream() {
+  if (!document.querySelector("[data-live]") || !window.EventSource) return;
+  const es = new EventSource("/MAAS/stream");
+  // The first notice arrives on connecting; fetching then too covers
+  // anything that changed between rendering the page and connecting.
+  es.addEventListener("change", () => refreshLive());
+  window.addEventListener("pagehide", () => es.close());
+}
+
+// ---- machine actions ----------------------------------------------------
+
+// act runs one MAAS operation on one machine; delete is a DELETE.
+function act(id, op) {
+  if (op === "delete") return api("DELETE", "machines/" + encodeURIComponent(id) + "/");
+  return api("POST", "machines/" + encodeURIComponent(id) + "/?op=" + encodeURIComponent(op), new URLSearchParams());
+}
+
+function confirmOp(op, n) {
+  if (op !== "delete" && op !== "release" && op !== "power_off") return true;
+  return window.confirm(op.replace("_", " ") + " " + n + " machine(s)?");
+}
+
+function setupBulk() {
+  const form = document.querySelector("form[data-bulk]");
+  if (!form) return;
+  document.addEventListener("change", (ev) => {
+    if (ev.target.matches("[data-select-all]")) {
+      for (const c of document.querySelectorAll('input[name="machine"]')) c.checked = ev.target.checked;
+    }
+  });
+  form.addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const op = form.querySelector('[name="op"]').value;
+    const ids = [...document.querySelectorAll('input[name="machine"]:checked')].map(c => c.value);
+    const out = form.querySelector(".bulk-result");
+    if (!op || ids.length === 0) { out.textContent = "Choose an action and at least one machine."; return; }
+    if (!confirmOp(op, ids.length)) return;
+    out.textContent = op + ": working on " + ids.length + " machine(s)…";
+    // A few at a time: the API serialises per machine anyway, and a
+    // thousand parallel requests would only queue in the browser.
+    const failed = [];
+    let done = 0;
+    const queue = ids.slice();
+    async function worker() {
+      while (queue.length) {
+        const id = queue.shift();
+        const r = await act(id, op);
+        if (r.ok) done++; else failed.push(id + ": " + errorText(r));
+      }
+    }
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    out.textContent = op + ": " + done + " done" + (failed.length ? ", " + failed.length + " refused — " + failed.join("; ") : "");
+    out.classList.toggle("error", failed.length > 0);
+    refreshLive();
+  });
+}
+
+function setupMachineActions() {
+  const box = document.querySelector("[data-machine]");
+  if (!box) return;
+  const id = box.dataset.machine;
+  const out = box.querySelector(".action-result");
+  box.addEventListener("click", async (ev) => {
+    const b = ev.target.closest("button[data-op]");
+    if (!b) return;
+    const op = b.dataset.op;
+    if (!confirmOp(op, 1)) return;
+    out.textContent = op + "…";
+    out.classList.remove("error");
+    const r = await act(id, op);
+    if (r.ok && op === "delete") { location.href = "/MAAS/machines"; return; }
+    out.textContent = r.ok ? op + ": asked" : op + " refused: " + errorText(r);
+    out.classList.toggle("error", !r.ok);
+    refreshLive();
+  });
+}
+
+// ---- API forms ------------------------------------------------------------
+
+// Forms with data-api="METHOD path" are sent to the API as they are; field
+// errors come back next to the fields they concern ([data-error-for]).
+function formBody(form) {
+  const fd = new FormData(form);
+  if (form.querySelector('input[type="file"]')) return fd;
+  const body = new URLSearchParams();
+  for (const [k, v] of fd.entries()) {
+    const input = form.querySelector('[name="' + k + '"]');
+    if (input && input.hasAttribute("data-split")) {
+      for (const part of String(v).split(/[\s,]+/)) if (part) body.append(k, part);
+    } else if (v !== "") {
+      body.append(k, v);
+    }
+  }
+  return body;
+}
+
+function showErrors(form, r) {
+  for (const el of form.querySelectorAll("[data-error-for]")) el.textContent = "";
+  const general = form.querySelector('[data-error-for="__all__"]');
+  if (r.data && typeof r.data === "object" && !Array.isArray(r.data)) {
+    for (const [field, msgs] of Object.entries(r.data)) {
+      const el = form.querySelector('[data-error-for="' + CSS.escape(field) + '"]') || general;
+      if (el) el.textContent += [].concat(msgs).join(" ");
+    }
+  } else if (general) {
+    general.textContent = r.text || ("HTTP " + r.status);
+  }
+}
+
+function setupApiForms() {
+  for (const form of document.querySelectorAll("form[data-api]")) {
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const [method, path] = form.dataset.api.split(" ");
+      const button = form.querySelector('button[type="submit"]');
+      if (button) button.disabled = true;
+      try {
+        const r = await api(method, path, formBody(form));
+        if (!r.ok) { showErrors(form, r); return; }
+        const then = form.dataset.then;
+        if (then && r.data) {
+          location.href = then.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(r.data[k] ?? ""));
+        } else {
+          location.reload();
+        }
+      } finally {
+        if (button) button.disabled = false;
+      }
+    });
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  setupBulk();
+  setupMachineActions();
+  setupApiForms();
+  startStream();
+});

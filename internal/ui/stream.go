@@ -1,0 +1,85 @@
+package ui
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// stream tells an open page that something changed, as server-sent
+// events. It carries no data: the page fetches its own view again, so the
+// server keeps filtering and paging, and a missed notice costs only
+// latency. Local changes wake it through the hub at once; changes made by
+// other region processes are seen within StreamPoll.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return "", fmt.Errorf("streaming unsupported by this connection")
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, "retry: 2000\n\n")
+	fl.Flush()
+
+	ctx := r.Context()
+	poll := time.NewTicker(s.opts.StreamPoll)
+	defer poll.Stop()
+	lastGen, lastEvent := int64(-1), int64(-1)
+	quiet := time.Now()
+	for {
+		wake := s.svc.Hub.Changed()
+		gen, err := s.fleet.refresh(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", nil
+			}
+			s.log.Warn("ui stream refresh", "err", err)
+		}
+		ev, err := s.store.LastEventID(ctx)
+		if err != nil && ctx.Err() != nil {
+			return "", nil
+		}
+		switch {
+		case gen != lastGen || ev != lastEvent:
+			if _, err := fmt.Fprintf(w, "event: change\ndata: %d %d\n\n", gen, ev); err != nil {
+				return "", nil
+			}
+			fl.Flush()
+			lastGen, lastEvent, quiet = gen, ev, time.Now()
+		case time.Since(quiet) > 15*time.Second:
+			// Keeps proxies from closing an idle stream.
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return "", nil
+			}
+			fl.Flush()
+			quiet = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return "", nil
+		case <-wake:
+			// Changes come in bursts (a boot storm, a bulk action): gather
+			// them into one notice.
+			select {
+			case <-ctx.Done():
+				return "", nil
+			case <-time.After(250 * time.Millisecond):
+			}
+		case <-poll.C:
+		}
+	}
+}
+
+// statsPage and statsLive show the plots.
+func (s *Server) statsPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	v.Title, v.Nav, v.Data = "Statistics", "stats", s.statsData()
+	return "stats.html", nil
+}
+
+func (s *Server) statsLive(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	v.Data = s.statsData()
+	return "stats_live.html", nil
+}
