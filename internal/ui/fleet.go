@@ -60,6 +60,10 @@ func rowOf(m *machine.Machine) row {
 type fleet struct {
 	store  store.Store
 	minGap time.Duration
+	// changed returns a channel closed at the next local change (the
+	// region's hub); a closed one means the copy may be stale.
+	changed func() <-chan struct{}
+	wake    <-chan struct{}
 
 	refreshMu sync.Mutex // one refresh at a time
 	checked   time.Time
@@ -69,18 +73,20 @@ type fleet struct {
 	gen  int64 // increases whenever a row changes, appears or goes
 }
 
-func newFleet(st store.Store) *fleet {
-	return &fleet{store: st, minGap: 300 * time.Millisecond, rows: map[string]row{}}
+func newFleet(st store.Store, changed func() <-chan struct{}) *fleet {
+	return &fleet{store: st, minGap: 300 * time.Millisecond, changed: changed, rows: map[string]row{}}
 }
 
 // refresh reads what changed since the last refresh, unless one ran within
-// minGap. It returns the generation after it.
+// minGap and nothing changed locally since (so that a page reloaded after
+// an action shows it). It returns the generation after it.
 func (f *fleet) refresh(ctx context.Context) (int64, error) {
 	f.refreshMu.Lock()
 	defer f.refreshMu.Unlock()
-	if time.Since(f.checked) < f.minGap {
+	if time.Since(f.checked) < f.minGap && !closed(f.wake) {
 		return f.generation(), nil
 	}
+	f.wake = f.changed()
 	vs, err := f.store.ListMachineVersions(ctx, store.MachineFilter{})
 	if err != nil {
 		return f.generation(), err
@@ -150,4 +156,16 @@ func (f *fleet) all(viewer store.User) []row {
 		}
 	}
 	return out
+}
+
+func closed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return true
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -65,7 +65,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) (*Server, error) {
 	}
 	s := &Server{
 		store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(),
-		fleet: newFleet(svc.Store), stats: newHistory(2880),
+		fleet: newFleet(svc.Store, svc.Hub.Changed), stats: newHistory(2880),
 		// Password checks cost a quarter of a CPU-second each: a burst of
 		// five, then one every two seconds per address.
 		login: ratelimit.New(0.5, 5),

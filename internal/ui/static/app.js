@@ -80,9 +80,29 @@ function act(id, op) {
   return api("POST", "machines/" + encodeURIComponent(id) + "/?op=" + encodeURIComponent(op), new URLSearchParams());
 }
 
-function confirmOp(op, n) {
-  if (op !== "delete" && op !== "release" && op !== "power_off") return true;
-  return window.confirm(op.replace("_", " ") + " " + n + " machine(s)?");
+// Operations that stop or destroy something ask first, in the page: a
+// box with the question and two buttons, answered by a click.
+const risky = new Set(["delete", "release", "power_off", "abort"]);
+
+function confirmOp(op, n, near) {
+  if (!risky.has(op)) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const box = document.createElement("div");
+    box.className = "confirm";
+    box.setAttribute("role", "alertdialog");
+    const q = document.createElement("span");
+    q.textContent = op.replace("_", " ") + " " + n + " machine(s)?";
+    const yes = document.createElement("button");
+    yes.type = "button"; yes.id = "confirm-yes"; yes.textContent = "Yes, " + op.replace("_", " ");
+    const no = document.createElement("button");
+    no.type = "button"; no.id = "confirm-no"; no.className = "secondary"; no.textContent = "Cancel";
+    box.append(q, yes, no);
+    near.after(box);
+    const done = (v) => { box.remove(); resolve(v); };
+    yes.addEventListener("click", () => done(true));
+    no.addEventListener("click", () => done(false));
+    yes.focus();
+  });
 }
 
 function setupBulk() {
@@ -99,7 +119,7 @@ function setupBulk() {
     const ids = [...document.querySelectorAll('input[name="machine"]:checked')].map(c => c.value);
     const out = form.querySelector(".bulk-result");
     if (!op || ids.length === 0) { out.textContent = "Choose an action and at least one machine."; return; }
-    if (!confirmOp(op, ids.length)) return;
+    if (!(await confirmOp(op, ids.length, form))) return;
     out.textContent = op + ": working on " + ids.length + " machine(s)…";
     // A few at a time: the API serialises per machine anyway, and a
     // thousand parallel requests would only queue in the browser.
@@ -129,7 +149,7 @@ function setupMachineActions() {
     const b = ev.target.closest("button[data-op]");
     if (!b) return;
     const op = b.dataset.op;
-    if (!confirmOp(op, 1)) return;
+    if (!(await confirmOp(op, 1, box))) return;
     out.textContent = op + "…";
     out.classList.remove("error");
     const r = await act(id, op);

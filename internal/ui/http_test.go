@@ -1,0 +1,238 @@
+package ui_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/serve"
+)
+
+// site is an Anvil on a loopback port with an admin "ada" whose password
+// is set, and a cookie-keeping browser-like client.
+type site struct {
+	t    *testing.T
+	base string
+	srv  *serve.Server
+	data string
+}
+
+const adaPass = "Correct-horse-1"
+
+func start(t *testing.T) *site {
+	t.Helper()
+	dir := t.TempDir()
+	srv, err := serve.Start(context.Background(), serve.Config{
+		DataDir: dir, Listen: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	})
+	if err := serve.SetPassword(context.Background(), dir, "", "ada", adaPass, true); err != nil {
+		t.Fatal(err)
+	}
+	return &site{t: t, base: "http://" + srv.Addr.String(), srv: srv, data: dir}
+}
+
+func newClient(t *testing.T) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+}
+
+func (s *site) do(c *http.Client, method, path string, form url.Values, hdr map[string]string) (int, http.Header, string) {
+	s.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, s.base+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+var (
+	formToken = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+	metaToken = regexp.MustCompile(`name="csrf-token" content="([^"]+)"`)
+)
+
+// login logs c in and returns the session's CSRF token.
+func (s *site) login(c *http.Client, user, pass string) (int, string) {
+	s.t.Helper()
+	_, _, page := s.do(c, "GET", "/MAAS/login?next=/MAAS/settings", nil, nil)
+	m := formToken.FindStringSubmatch(page)
+	if m == nil {
+		s.t.Fatalf("no token on the login page:\n%s", page)
+	}
+	code, h, _ := s.do(c, "POST", "/MAAS/login", url.Values{"csrf_token": {m[1]}, "username": {user}, "password": {pass}, "next": {"/MAAS/settings"}}, nil)
+	if code != http.StatusSeeOther {
+		return code, ""
+	}
+	if h.Get("Location") != "/MAAS/settings" {
+		s.t.Fatalf("login sent the browser to %q", h.Get("Location"))
+	}
+	_, _, page = s.do(c, "GET", "/MAAS/machines", nil, nil)
+	m = metaToken.FindStringSubmatch(page)
+	if m == nil {
+		s.t.Fatalf("no CSRF token on the machines page:\n%s", page)
+	}
+	return code, m[1]
+}
+
+func TestLoginAndSessions(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+
+	// Not logged in: pages send the browser to log in, fragments say 401.
+	code, h, _ := s.do(c, "GET", "/MAAS/machines?q=x", nil, nil)
+	if code != http.StatusSeeOther || h.Get("Location") != "/MAAS/login?next=%2FMAAS%2Fmachines%3Fq%3Dx" {
+		t.Fatalf("anonymous page: %d %q", code, h.Get("Location"))
+	}
+	if code, _, _ := s.do(c, "GET", "/MAAS/machines/rows", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("anonymous fragment: %d", code)
+	}
+	if code, _, _ := s.do(c, "GET", "/MAAS/stream", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("anonymous stream: %d", code)
+	}
+
+	// A login post without the form's token (another site's form) is refused.
+	if code, _, body := s.do(newClient(t), "POST", "/MAAS/login", url.Values{"username": {"ada"}, "password": {adaPass}}, nil); code != http.StatusForbidden || !strings.Contains(body, "expired") {
+		t.Fatalf("login without token: %d %s", code, body)
+	}
+	// Wrong password, unknown user: the same words.
+	for _, tc := range [][2]string{{"ada", "wrong-password"}, {"nobody", adaPass}} {
+		if code, _ := s.login(newClient(t), tc[0], tc[1]); code != http.StatusUnauthorized {
+			t.Fatalf("login as %s with a wrong password: %d", tc[0], code)
+		}
+	}
+	code, csrf := s.login(c, "ada", adaPass)
+	if code != http.StatusSeeOther {
+		t.Fatalf("login: %d", code)
+	}
+	var cookie *http.Cookie
+	u, _ := url.Parse(s.base + "/MAAS/")
+	for _, ck := range c.Jar.Cookies(u) {
+		if ck.Name == "anvil_session" {
+			cookie = ck
+		}
+	}
+	if cookie == nil {
+		t.Fatal("no session cookie")
+	}
+	for _, p := range []string{"/MAAS/machines", "/MAAS/machines/add", "/MAAS/settings", "/MAAS/stats", "/MAAS/machines/rows", "/MAAS/stats/live"} {
+		if code, h, body := s.do(c, "GET", p, nil, nil); code != http.StatusOK || !strings.Contains(h.Get("Content-Security-Policy"), "script-src 'self'") {
+			t.Fatalf("GET %s: %d (CSP %q)\n%s", p, code, h.Get("Content-Security-Policy"), body)
+		}
+	}
+
+	// The API takes the cookie: reads as they are, changes only with the
+	// session's CSRF token.
+	if code, _, body := s.do(c, "GET", "/MAAS/api/2.0/machines/", nil, nil); code != http.StatusOK || strings.TrimSpace(body) != "[]" {
+		t.Fatalf("API list with the cookie: %d %s", code, body)
+	}
+	add := url.Values{"hostname": {"web-1"}, "mac_addresses": {"52:54:00:aa:00:01"}, "architecture": {"amd64/generic"}}
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/machines/", add, nil); code != http.StatusForbidden || !strings.Contains(body, "CSRF") {
+		t.Fatalf("API change without the CSRF token: %d %s", code, body)
+	}
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/machines/", add, map[string]string{"X-CSRFToken": csrf + "x"}); code != http.StatusForbidden {
+		t.Fatalf("API change with a wrong CSRF token: %d %s", code, body)
+	}
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/machines/", add, map[string]string{"X-CSRFToken": csrf}); code != http.StatusOK || !strings.Contains(body, `"hostname": "web-1"`) && !strings.Contains(body, `"hostname":"web-1"`) {
+		t.Fatalf("API change with the token: %d %s", code, body)
+	}
+	if code, _, body := s.do(c, "GET", "/MAAS/machines/rows", nil, nil); code != http.StatusOK || !strings.Contains(body, "web-1") {
+		t.Fatalf("the list does not show the new machine: %d\n%s", code, body)
+	}
+
+	// Logging out needs the token too, then ends the session everywhere.
+	if code, _, _ := s.do(c, "POST", "/MAAS/logout", url.Values{"csrf_token": {"forged"}}, nil); code != http.StatusForbidden {
+		t.Fatalf("logout with a forged token: %d", code)
+	}
+	if code, _, _ := s.do(c, "POST", "/MAAS/logout", url.Values{"csrf_token": {csrf}}, nil); code != http.StatusSeeOther {
+		t.Fatalf("logout: %d", code)
+	}
+	stolen := newClient(t)
+	stolen.Jar.SetCookies(u, []*http.Cookie{{Name: "anvil_session", Value: cookie.Value, Path: "/MAAS/"}})
+	if code, _, _ := s.do(stolen, "GET", "/MAAS/api/2.0/machines/", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("the API still takes a logged-out session: %d", code)
+	}
+}
+
+func TestLoginRateLimit(t *testing.T) {
+	s := start(t)
+	limited := false
+	for range 8 {
+		if code, _ := s.login(newClient(t), "ada", "wrong-password"); code == http.StatusTooManyRequests {
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Fatal("eight wrong passwords in a row from one address were all checked")
+	}
+}
+
+func TestStreamWakesOnChange(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+	_, csrf := s.login(c, "ada", adaPass)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", s.base+"/MAAS/stream", nil)
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("stream content type %q", ct)
+	}
+	events := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				events <- sc.Text()
+			}
+		}
+		close(events)
+	}()
+	first := <-events
+	add := url.Values{"hostname": {"web-2"}, "mac_addresses": {"52:54:00:aa:00:02"}, "architecture": {"amd64/generic"}}
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/machines/", add, map[string]string{"X-CSRFToken": csrf}); code != http.StatusOK {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	select {
+	case next, ok := <-events:
+		if !ok || next == first {
+			t.Fatalf("after a change the stream said %q (first %q)", next, first)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no change notice within 10 s of adding a machine")
+	}
+}
