@@ -43,8 +43,8 @@ func TestListQuery(t *testing.T) {
 		{"", []string{"db-03", "db-04", "gpu-05", "web-01", "web-02"}, 5, 1},
 		{"q=WEB", []string{"web-01", "web-02"}, 2, 1},
 		{"q=52:54:00:00:00:04", []string{"db-04"}, 1, 1},
-		{"q=gpu", []string{"gpu-05"}, 1, 1},            // a tag
-		{"q=alice", []string{"web-02"}, 1, 1},          // an owner
+		{"q=gpu", []string{"gpu-05"}, 1, 1},   // a tag
+		{"q=alice", []string{"web-02"}, 1, 1}, // an owner
 		{"status=deployed", []string{"db-03", "web-02"}, 2, 1},
 		{"status=deployed&status=new", []string{"db-03", "db-04", "web-02"}, 3, 1},
 		{"status=failed_commissioning", []string{"gpu-05"}, 1, 1},

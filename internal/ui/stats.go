@@ -72,10 +72,10 @@ func (h *history) samples() []sample {
 // sample in figures for those who would rather read.
 type statsData struct {
 	Status, Sweep, BMC template.HTML
-	Latest               *sample
-	Samples              int
-	Every                time.Duration
-	Current              []statusCount
+	Latest             *sample
+	Samples            int
+	Every              time.Duration
+	Current            []statusCount
 }
 
 // statusColours keep a status's colour stable across samples and pages.
