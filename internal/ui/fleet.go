@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -69,12 +70,17 @@ type fleet struct {
 	checked   time.Time
 
 	mu   sync.RWMutex
-	rows map[string]row
-	gen  int64 // increases whenever a row changes, appears or goes
+	rows map[string]*row // never mutated: a change replaces the row
+	gen  int64           // increases whenever a row changes, appears or goes
+	// sorted caches, for the current generation, every row in the order
+	// of one sort key (ascending), so that a page costs one pass over the
+	// rows and no sort.
+	sorted    map[string][]*row
+	sortedGen int64
 }
 
 func newFleet(st store.Store, changed func() <-chan struct{}) *fleet {
-	return &fleet{store: st, minGap: 300 * time.Millisecond, changed: changed, rows: map[string]row{}}
+	return &fleet{store: st, minGap: 300 * time.Millisecond, changed: changed, rows: map[string]*row{}}
 }
 
 // refresh reads what changed since the last refresh, unless one ran within
@@ -108,14 +114,15 @@ func (f *fleet) refresh(ctx context.Context) (int64, error) {
 	}
 	f.mu.RUnlock()
 
-	fresh := make([]row, 0, len(stale))
+	fresh := make([]*row, 0, len(stale))
 	for chunk := range slices.Chunk(stale, 500) {
 		ms, err := f.store.ListMachines(ctx, store.MachineFilter{SystemIDs: chunk})
 		if err != nil {
 			return f.generation(), err
 		}
 		for i := range ms {
-			fresh = append(fresh, rowOf(&ms[i]))
+			r := rowOf(&ms[i])
+			fresh = append(fresh, &r)
 		}
 	}
 	f.mu.Lock()
@@ -144,7 +151,44 @@ func (f *fleet) generation() int64 {
 	return f.gen
 }
 
-// all returns a copy of every row the viewer may see.
+// ordered returns every row in ascending order of the sort key (ties by
+// hostname, then system ID). The slice is shared: callers must not change
+// it or its rows.
+func (f *fleet) ordered(key string) []*row {
+	f.mu.RLock()
+	if f.sortedGen == f.gen && f.sorted[key] != nil {
+		out := f.sorted[key]
+		f.mu.RUnlock()
+		return out
+	}
+	f.mu.RUnlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sortedGen != f.gen || f.sorted == nil {
+		f.sorted, f.sortedGen = map[string][]*row{}, f.gen
+	}
+	if out := f.sorted[key]; out != nil {
+		return out
+	}
+	out := make([]*row, 0, len(f.rows))
+	for _, r := range f.rows {
+		out = append(out, r)
+	}
+	by := sortKeys[key]
+	slices.SortFunc(out, func(a, b *row) int {
+		if c := by(a, b); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.SystemID, b.SystemID)
+	})
+	f.sorted[key] = out
+	return out
+}
+
+// all returns every row the viewer may see, in no particular order.
 func (f *fleet) all(viewer store.User) []row {
 	actor := machine.Actor{Name: viewer.Name, Admin: viewer.Admin}
 	f.mu.RLock()
@@ -152,7 +196,7 @@ func (f *fleet) all(viewer store.User) []row {
 	out := make([]row, 0, len(f.rows))
 	for _, r := range f.rows {
 		if machine.CanView(actor, &machine.Machine{Owner: r.Owner}) {
-			out = append(out, r)
+			out = append(out, *r)
 		}
 	}
 	return out

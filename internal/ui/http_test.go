@@ -19,7 +19,7 @@ import (
 // site is an Anvil on a loopback port with an admin "ada" whose password
 // is set, and a cookie-keeping browser-like client.
 type site struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	srv  *serve.Server
 	data string
@@ -27,7 +27,7 @@ type site struct {
 
 const adaPass = "Correct-horse-1"
 
-func start(t *testing.T) *site {
+func start(t testing.TB) *site {
 	t.Helper()
 	dir := t.TempDir()
 	srv, err := serve.Start(context.Background(), serve.Config{
@@ -47,7 +47,7 @@ func start(t *testing.T) *site {
 	return &site{t: t, base: "http://" + srv.Addr.String(), srv: srv, data: dir}
 }
 
-func newClient(t *testing.T) *http.Client {
+func newClient(t testing.TB) *http.Client {
 	jar, _ := cookiejar.New(nil)
 	return &http.Client{Jar: jar, Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -234,5 +234,60 @@ func TestStreamWakesOnChange(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no change notice within 10 s of adding a machine")
+	}
+}
+
+// Every filter the list offers renders (a template error would be a 500).
+func TestListPagesRender(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+	s.login(c, "ada", adaPass)
+	for _, q := range []string{"status=new", "status=new&status=ready&per_page=3", "power=error", "drift=1&sort=cpu&dir=desc",
+		"zone=default&pool=default", "q=%3Cscript%3E", "page=7", "status=bogus&sort=nope"} {
+		for _, p := range []string{"/MAAS/machines?", "/MAAS/machines/rows?"} {
+			if code, _, body := s.do(c, "GET", p+q, nil, nil); code != http.StatusOK || strings.Contains(body, "<script>") {
+				t.Errorf("GET %s%s: %d\n%s", p, q, code, body)
+			}
+		}
+	}
+}
+
+// The settings page's forms go to the API: drift policy per pool and the
+// poll interval, with the API's refusals in words.
+func TestSettingsThroughAPI(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+	_, csrf := s.login(c, "ada", adaPass)
+	tok := map[string]string{"X-CSRFToken": csrf}
+	if code, _, body := s.do(c, "PUT", "/MAAS/api/2.0/resourcepool/default/", url.Values{"drift_policy": {"warn"}}, tok); code != http.StatusOK {
+		t.Fatalf("set the default pool's drift policy: %d %s", code, body)
+	}
+	if code, _, body := s.do(c, "PUT", "/MAAS/api/2.0/resourcepool/default/", url.Values{"drift_policy": {"sometimes"}}, tok); code != http.StatusBadRequest || !strings.Contains(body, "drift_policy") {
+		t.Fatalf("a bad drift policy: %d %s", code, body)
+	}
+	for _, tc := range []struct {
+		value string
+		code  int
+		want  string
+	}{
+		{"45", http.StatusOK, "45"},
+		{"2m", http.StatusOK, "120"},
+		{"5", http.StatusBadRequest, "outside"},
+		{"soon", http.StatusBadRequest, "neither seconds nor a duration"},
+	} {
+		code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"power_poll_interval"}, "value": {tc.value}}, tok)
+		if code != tc.code || !strings.Contains(body, tc.want) {
+			t.Fatalf("set_config %q: %d %s; want %d with %q", tc.value, code, body, tc.code, tc.want)
+		}
+	}
+	if code, _, body := s.do(c, "GET", "/MAAS/api/2.0/maas/?op=get_config&name=power_poll_interval", nil, nil); code != http.StatusOK || strings.TrimSpace(body) != "120" {
+		t.Fatalf("get_config: %d %s", code, body)
+	}
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"maas_name"}, "value": {"x"}}, tok); code != http.StatusBadRequest || !strings.Contains(body, "unknown setting") {
+		t.Fatalf("an unknown setting: %d %s", code, body)
+	}
+	_, _, page := s.do(c, "GET", "/MAAS/settings", nil, nil)
+	if !strings.Contains(page, `value="2m0s"`) || !strings.Contains(page, `<option value="warn" selected>`) {
+		t.Fatalf("the settings page does not show the new settings:\n%s", page)
 	}
 }

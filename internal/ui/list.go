@@ -149,33 +149,46 @@ type listPage struct {
 	ByStatus map[machine.Status]int // of the matched machines
 }
 
-func (q listQuery) apply(rows []row) listPage {
-	kept := rows[:0]
-	p := listPage{Total: len(rows), ByStatus: map[machine.Status]int{}}
-	for i := range rows {
-		if q.match(&rows[i]) {
-			kept = append(kept, rows[i])
-			p.ByStatus[rows[i].Status]++
+// apply filters rows, which are in ascending order of q.Sort, and cuts
+// out the page, in one pass.
+func (q listQuery) apply(sorted []*row, viewer machine.Actor) listPage {
+	p := listPage{ByStatus: map[machine.Status]int{}}
+	lo := (q.Page - 1) * q.PerPage
+	var last []*row // the last page seen, for a page past the end
+	visit := func(r *row) {
+		if !machine.CanView(viewer, &machine.Machine{Owner: r.Owner}) {
+			return
+		}
+		p.Total++
+		if !q.match(r) {
+			return
+		}
+		i := p.Matched
+		p.Matched++
+		p.ByStatus[r.Status]++
+		if i >= lo && i < lo+q.PerPage {
+			p.Rows = append(p.Rows, *r)
+		}
+		if i%q.PerPage == 0 {
+			last = last[:0]
+		}
+		last = append(last, r)
+	}
+	if q.Desc {
+		for i := len(sorted) - 1; i >= 0; i-- {
+			visit(sorted[i])
+		}
+	} else {
+		for _, r := range sorted {
+			visit(r)
 		}
 	}
-	by := sortKeys[q.Sort]
-	slices.SortFunc(kept, func(a, b row) int {
-		c := by(&a, &b)
-		if c == 0 {
-			c = cmp.Compare(a.Hostname, b.Hostname)
-		}
-		if c == 0 {
-			c = cmp.Compare(a.SystemID, b.SystemID)
-		}
-		if q.Desc {
-			return -c
-		}
-		return c
-	})
-	p.Matched = len(kept)
-	p.Pages = max(1, (len(kept)+q.PerPage-1)/q.PerPage)
+	p.Pages = max(1, (p.Matched+q.PerPage-1)/q.PerPage)
 	p.Page = min(q.Page, p.Pages)
-	lo := (p.Page - 1) * q.PerPage
-	p.Rows = kept[lo:min(lo+q.PerPage, len(kept))]
+	if p.Page < q.Page {
+		for _, r := range last {
+			p.Rows = append(p.Rows, *r)
+		}
+	}
 	return p
 }

@@ -65,11 +65,28 @@ func TestListQuery(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
 			}
-			p := q.apply(fleetRows())
+			f := newFleet(nil, nil)
+			for _, r := range fleetRows() {
+				f.rows[r.SystemID] = &r
+			}
+			p := q.apply(f.ordered(q.Sort), machine.Actor{Admin: true})
 			if got := hosts(p); !slices.Equal(got, tc.want) || p.Matched != tc.matched || p.Pages != tc.pages || p.Total != 5 {
 				t.Fatalf("rows %v matched %d pages %d total %d; want %v, %d, %d", got, p.Matched, p.Pages, p.Total, tc.want, tc.matched, tc.pages)
 			}
 		})
+	}
+}
+
+// Non-admins see free machines and their own, as through the API.
+func TestListVisibility(t *testing.T) {
+	f := newFleet(nil, nil)
+	for _, r := range fleetRows() {
+		f.rows[r.SystemID] = &r
+	}
+	q, _ := parseList(url.Values{})
+	p := q.apply(f.ordered(q.Sort), machine.Actor{Name: "alice"})
+	if got := hosts(p); !slices.Equal(got, []string{"db-04", "gpu-05", "web-01", "web-02"}) || p.Total != 4 {
+		t.Fatalf("alice sees %v (total %d)", got, p.Total)
 	}
 }
 

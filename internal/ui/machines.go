@@ -40,7 +40,7 @@ func (s *Server) machinesData(r *http.Request, u store.User) (machinesData, erro
 		return machinesData{}, err
 	}
 	q, problems := parseList(r.URL.Query())
-	d := machinesData{Q: q, Problems: problems, List: q.apply(s.fleet.all(u)), Sorts: map[string]string{}}
+	d := machinesData{Q: q, Problems: problems, List: q.apply(s.fleet.ordered(q.Sort), machine.Actor{Name: u.Name, Admin: u.Admin}), Sorts: map[string]string{}}
 	for _, st := range machine.AllStatuses {
 		if n := d.List.ByStatus[st]; n > 0 {
 			d.Statuses = append(d.Statuses, statusCount{st, n})

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -27,28 +28,24 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, v *view) (string
 	ctx := r.Context()
 	poll := time.NewTicker(s.opts.StreamPoll)
 	defer poll.Stop()
-	lastGen, lastEvent := int64(-1), int64(-1)
+	last := ""
 	quiet := time.Now()
 	for {
 		wake := s.svc.Hub.Changed()
-		gen, err := s.fleet.refresh(ctx)
+		state, err := s.state(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", nil
 			}
-			s.log.Warn("ui stream refresh", "err", err)
-		}
-		ev, err := s.store.LastEventID(ctx)
-		if err != nil && ctx.Err() != nil {
-			return "", nil
+			s.log.Warn("ui stream", "err", err)
 		}
 		switch {
-		case gen != lastGen || ev != lastEvent:
-			if _, err := fmt.Fprintf(w, "event: change\ndata: %d %d\n\n", gen, ev); err != nil {
+		case err == nil && state != last:
+			if _, err := fmt.Fprintf(w, "event: change\ndata: %s\n\n", state); err != nil {
 				return "", nil
 			}
 			fl.Flush()
-			lastGen, lastEvent, quiet = gen, ev, time.Now()
+			last, quiet = state, time.Now()
 		case time.Since(quiet) > 15*time.Second:
 			// Keeps proxies from closing an idle stream.
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
@@ -71,6 +68,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, v *view) (string
 		case <-poll.C:
 		}
 	}
+}
+
+// state names the data pages show: the machine rows' generation and the
+// newest event. Every change a page shows moves one of the two.
+func (s *Server) state(ctx context.Context) (string, error) {
+	gen, err := s.fleet.refresh(ctx)
+	if err != nil {
+		return "", err
+	}
+	ev, err := s.store.LastEventID(ctx)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d-%d", gen, ev), nil
 }
 
 // statsPage and statsLive show the plots.

@@ -123,7 +123,11 @@ type view struct {
 	User    store.User
 	CSRF    string
 	Version string
-	Data    any
+	// State names what the page shows ("generation last-event"), as the
+	// live stream names it, so that the page fetches again only when the
+	// stream reports something newer.
+	State string
+	Data  any
 }
 
 // handler renders one page for a logged-in user; it fills v.Data (and may
@@ -157,7 +161,15 @@ func (s *Server) withSession(h handler, anonymous http.HandlerFunc) http.Handler
 			s.fail(w, r, err)
 			return
 		}
-		v := &view{User: u, CSRF: se.CSRF, Version: s.opts.Version}
+		// The state is read before the data: a change in between makes the
+		// page look older than it is, never newer, so it is fetched again.
+		state, err := s.state(r.Context())
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		v := &view{User: u, CSRF: se.CSRF, Version: s.opts.Version, State: state}
+		w.Header().Set("X-Anvil-State", state)
 		name, err := h(w, r, v)
 		if err != nil {
 			s.fail(w, r, err)

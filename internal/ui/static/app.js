@@ -39,36 +39,41 @@ function errorText(r) {
 // ---- live regions -------------------------------------------------------
 
 // Elements with data-live hold server-rendered HTML that is fetched again
-// whenever the stream says something changed, at most one fetch at a time.
-const live = { busy: false, again: false };
+// when the stream names a state other than the one they show
+// (data-state), at most one round of fetches at a time. force fetches
+// regardless, after an action of this page.
+const live = { busy: false, again: false, latest: "" };
 
-async function refreshLive() {
+async function refreshLive(force) {
   if (live.busy) { live.again = true; return; }
   live.busy = true;
   try {
     for (const el of document.querySelectorAll("[data-live]")) {
+      if (!force && live.latest && el.dataset.state === live.latest) continue;
       const res = await fetch(el.dataset.live, { credentials: "same-origin", headers: { "Accept": "text/html" } });
       if (res.status === 401) { toLogin(); return; }
       if (!res.ok) continue;
       const html = await res.text();
       const checked = new Set([...el.querySelectorAll('input[name="machine"]:checked')].map(c => c.value));
       el.innerHTML = html;
+      el.dataset.state = res.headers.get("X-Anvil-State") || "";
       for (const c of el.querySelectorAll('input[name="machine"]')) c.checked = checked.has(c.value);
     }
   } catch (e) {
     // The server is away (restarting); the stream's reconnection retries.
   } finally {
     live.busy = false;
-    if (live.again) { live.again = false; setTimeout(refreshLive, 200); }
+    if (live.again) { live.again = false; setTimeout(() => refreshLive(false), 200); }
   }
 }
 
 function startStream() {
   if (!document.querySelector("[data-live]") || !window.EventSource) return;
   const es = new EventSource("/MAAS/stream");
-  // The first notice arrives on connecting; fetching then too covers
-  // anything that changed between rendering the page and connecting.
-  es.addEventListener("change", () => refreshLive());
+  es.addEventListener("change", (ev) => {
+    live.latest = ev.data;
+    refreshLive(false);
+  });
   window.addEventListener("pagehide", () => es.close());
 }
 
@@ -136,7 +141,7 @@ function setupBulk() {
     await Promise.all([worker(), worker(), worker(), worker()]);
     out.textContent = op + ": " + done + " done" + (failed.length ? ", " + failed.length + " refused — " + failed.join("; ") : "");
     out.classList.toggle("error", failed.length > 0);
-    refreshLive();
+    refreshLive(true);
   });
 }
 
@@ -156,7 +161,7 @@ function setupMachineActions() {
     if (r.ok && op === "delete") { location.href = "/MAAS/machines"; return; }
     out.textContent = r.ok ? op + ": asked" : op + " refused: " + errorText(r);
     out.classList.toggle("error", !r.ok);
-    refreshLive();
+    refreshLive(true);
   });
 }
 
@@ -180,7 +185,7 @@ function formBody(form) {
 }
 
 function showErrors(form, r) {
-  for (const el of form.querySelectorAll("[data-error-for]")) el.textContent = "";
+  for (const el of form.querySelectorAll("[data-error-for], [data-saved]")) el.textContent = "";
   const general = form.querySelector('[data-error-for="__all__"]');
   if (r.data && typeof r.data === "object" && !Array.isArray(r.data)) {
     for (const [field, msgs] of Object.entries(r.data)) {
@@ -199,14 +204,18 @@ function setupApiForms() {
       const [method, path] = form.dataset.api.split(" ");
       const button = form.querySelector('button[type="submit"]');
       if (button) button.disabled = true;
+      for (const el of form.querySelectorAll("[data-error-for], [data-saved]")) el.textContent = "";
       try {
         const r = await api(method, path, formBody(form));
         if (!r.ok) { showErrors(form, r); return; }
         const then = form.dataset.then;
         if (then && r.data) {
           location.href = then.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(r.data[k] ?? ""));
-        } else {
+        } else if (form.dataset.after === "reload") {
           location.reload();
+        } else {
+          const saved = form.querySelector("[data-saved]");
+          if (saved) saved.textContent = "Saved.";
         }
       } finally {
         if (button) button.disabled = false;

@@ -1,0 +1,89 @@
+package ui_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/anvilmetal/anvil/internal/testutil/browser"
+)
+
+// TestPagesInBrowser drives every page in headless Chromium against a
+// server on loopback (no machines boot here; internal/e2e's TestWebUI
+// does that): login, the settings forms through the API with their errors
+// shown by the field, a machine added by MAC, its page, the statistics
+// plots. Any JavaScript error fails it.
+func TestPagesInBrowser(t *testing.T) {
+	s := start(t)
+	// The API's refusals (400) are part of the test; Chromium logs each as
+	// a failed load.
+	b := browser.New(t, browser.AllowConsoleErrors("status of 400 (Bad Request)"))
+	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+	b.Navigate(t, s.base+"/MAAS/settings")
+	b.WaitText(t, "h1", "Log in", 15*time.Second)
+	b.Run(t, chromedp.SendKeys(css("#username"), "ada"), chromedp.SendKeys(css("#password"), adaPass), chromedp.Click(css("#login")))
+	b.WaitText(t, "h1", "Settings", 15*time.Second)
+
+	// Poll interval: a refusal in words by the field, then a good value.
+	b.Run(t, chromedp.SetValue(css(`#poll-interval input[name="value"]`), "3"), chromedp.Click(css("#poll-interval button")))
+	b.WaitText(t, `#poll-interval [data-error-for="value"]`, "outside 10s to 24h0m0s", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css(`#poll-interval input[name="value"]`), "90"), chromedp.Click(css("#poll-interval button")))
+	b.WaitText(t, "#poll-interval [data-saved]", "Saved.", 15*time.Second)
+	s.waitConfig(t, "90")
+	// Drift policy of the default pool.
+	b.Run(t, chromedp.SetValue(css(`#pool-default select`), "warn"), chromedp.Click(css("#pool-default button")))
+	b.WaitText(t, "#pool-default [data-saved]", "Saved.", 15*time.Second)
+	b.Navigate(t, s.base+"/MAAS/settings")
+	if v := browser.Get(t, b, chromedp.Evaluate[string](`document.querySelector("#pool-default select").value`)); v != "warn" {
+		t.Fatalf("the default pool's policy shows %q after saving warn", v)
+	}
+	// A subnet: a bad CIDR is refused by its field, a good one is listed.
+	b.Run(t, chromedp.SendKeys(css(`#add-subnet input[name="cidr"]`), "192.0.2.0/33"), chromedp.Click(css("#add-subnet button")))
+	b.WaitText(t, `#add-subnet [data-error-for="cidr"]`, "192.0.2.0/33", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css(`#add-subnet input[name="cidr"]`), "192.0.2.0/24"), chromedp.Click(css("#add-subnet button")))
+	b.WaitText(t, "#subnets", "192.0.2.0/24", 15*time.Second)
+	b.Screenshot(t, "settings")
+
+	// Add by MAC: a malformed MAC is refused by its field, then added.
+	b.Navigate(t, s.base+"/MAAS/machines/add")
+	b.Run(t, chromedp.SetValue(css("#power_type"), "manual"), chromedp.SendKeys(css("#mac_addresses"), "52:54:00:zz:00:01"),
+		chromedp.Click(css("#add-submit")))
+	b.WaitText(t, `[data-error-for="mac_addresses"]`, "52:54:00:zz:00:01", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css("#mac_addresses"), "52:54:00:aa:00:01, 52:54:00:aa:00:02"), chromedp.SendKeys(css("#hostname"), "web-7"),
+		chromedp.Click(css("#add-submit")))
+	b.WaitText(t, "h1", "web-7", 15*time.Second)
+	b.WaitText(t, "#interfaces", "52:54:00:aa:00:02", 15*time.Second)
+	b.WaitText(t, "#timeline", "Created", 15*time.Second)
+	b.Screenshot(t, "machine-new")
+	// Mark it broken from its page; the page follows.
+	b.Click(t, "#act-mark_broken")
+	b.WaitText(t, "#machine-status", "Broken", 15*time.Second)
+
+	b.Navigate(t, s.base+"/MAAS/machines")
+	b.WaitText(t, "#machines", "web-7", 15*time.Second)
+	b.Screenshot(t, "machines")
+	b.Navigate(t, s.base+"/MAAS/stats")
+	b.WaitText(t, "#plot-status", "Machines by status", 15*time.Second)
+	b.Screenshot(t, "stats")
+}
+
+func (s *site) waitConfig(t *testing.T, want string) {
+	t.Helper()
+	c := newClient(t)
+	s.login(c, "ada", adaPass)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, _, body := s.do(c, "GET", "/MAAS/api/2.0/maas/?"+url.Values{"op": {"get_config"}, "name": {"power_poll_interval"}}.Encode(), nil, nil)
+		if code == http.StatusOK && strings.TrimSpace(body) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("poll interval %d %s; want %s", code, body, want)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
