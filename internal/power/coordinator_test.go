@@ -248,3 +248,102 @@ func twoRegions(t *testing.T, dbURL string) {
 		t.Fatalf("%d overlapping commands across two regions", f.overlaps)
 	}
 }
+
+// countingQueue counts the enqueues that reach the database.
+type countingQueue struct {
+	store.Store
+	enqueues atomic.Int64
+}
+
+func (q *countingQueue) EnqueuePower(ctx context.Context, r store.PowerRequest) (store.PowerRequest, bool, error) {
+	q.enqueues.Add(1)
+	return q.Store.EnqueuePower(ctx, r)
+}
+
+// TestPendingQueryCoalescedInProcess: while a machine's query waits, more
+// queries for it are coalesced without a write; an action goes to the
+// database and a query after it is queued behind it; once the query has
+// run, the next one is queued afresh.
+func TestPendingQueryCoalescedInProcess(t *testing.T) {
+	f := newFake()
+	st, ms := setup(t, f, 1, 1)
+	q := &countingQueue{Store: st}
+	c := power.NewCoordinator(q, power.NewRegistry(f), nil, power.Config{Workers: 1, Backoff: []time.Duration{time.Millisecond}}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ctx := context.Background()
+	first, _, err := c.Submit(ctx, ms[0], power.QueryAction, "", "poll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		r, coalesced, err := c.Submit(ctx, ms[0], power.QueryAction, "", "poll")
+		if err != nil || !coalesced || r.ID != first.ID {
+			t.Fatalf("query %d: %v, coalesced %v, id %s (first %s)", i, err, coalesced, r.ID, first.ID)
+		}
+	}
+	if n := q.enqueues.Load(); n != 1 {
+		t.Fatalf("%d enqueues reached the database, want 1", n)
+	}
+	if _, _, err := c.Submit(ctx, ms[0], machine.PowerUp, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	after, _, err := c.Submit(ctx, ms[0], power.QueryAction, "", "poll")
+	if err != nil || after.ID == first.ID {
+		t.Fatalf("a query after an action was coalesced with the one before it (%v)", err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.Run(runCtx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if r, err := c.Wait(ctx, after.ID); err != nil || r.State != store.PowerDone {
+		t.Fatalf("query: %+v, %v", r, err)
+	}
+	next, coalesced, err := c.Submit(ctx, ms[0], power.QueryAction, "", "poll")
+	if err != nil || coalesced || next.ID == after.ID {
+		t.Fatalf("a query after the last one finished was coalesced with it: %v, %v", coalesced, err)
+	}
+}
+
+// TestActionsBeforeQueries: a power action queued behind other machines'
+// polls, and behind its own machine's, is claimed first; the polls follow
+// in arrival order.
+func TestActionsBeforeQueries(t *testing.T) {
+	for _, name := range []string{"sqlite", "postgresql"} {
+		t.Run(name, func(t *testing.T) {
+			dbURL := ""
+			if name == "postgresql" {
+				dbURL = pgtest.URL(t)
+			}
+			f := newFake()
+			st, ms := setupDB(t, dbURL, f, 4, 1)
+			c := power.NewCoordinator(st, power.NewRegistry(f), nil, power.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			ctx := context.Background()
+			for _, m := range ms {
+				if _, _, err := c.Submit(ctx, m, power.QueryAction, "", "poll"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, _, err := c.Submit(ctx, ms[3], machine.PowerUp, "test", ""); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for range 5 {
+				r, err := st.ClaimPower(ctx, "test", time.Now(), time.Now().Add(time.Minute))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, r.SystemID[len(r.SystemID)-4:]+":"+r.Action)
+				r.State, r.Finished = store.PowerDone, time.Now()
+				if err := st.FinishPower(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := []string{ms[3].SystemID, ms[0].SystemID, ms[1].SystemID, ms[2].SystemID, ms[3].SystemID}
+			for i, a := range []string{"on", "query", "query", "query", "query"} {
+				want[i] = want[i][len(want[i])-4:] + ":" + a
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("claimed %v, want %v", got, want)
+			}
+		})
+	}
+}
