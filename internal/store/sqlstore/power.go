@@ -73,9 +73,16 @@ func (s *Store) lockPower(ctx context.Context, q conn) error {
 	return err
 }
 
-// ClaimPower picks the oldest runnable request. The NOT EXISTS clauses are
-// the queue's two rules: one command per machine and one per BMC; and a
-// machine's requests run in arrival order.
+// ClaimPower picks the oldest runnable action, else the oldest runnable
+// query. The NOT EXISTS clauses are the queue's two rules: one command per
+// machine and one per BMC; and a machine's requests run in arrival order,
+// except that an action may overtake its machine's queued queries (a poll
+// read after the action instead of before it loses nothing). Actions go
+// first so that, when the monitor's polls fill the queue (a sweep that
+// takes longer than the interval), an operator's command or a drift
+// correction does not wait behind all of them. "ORDER BY +r.seq" keeps
+// SQLite from walking the whole queue in seq order to avoid a sort; it
+// reads the few queued actions through power_requests_state_action.
 func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error) {
 	var r store.PowerRequest
 	err := s.inTx(ctx, func(q conn) error {
@@ -83,12 +90,10 @@ func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil ti
 			return err
 		}
 		var err error
-		r, err = scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests r
-			WHERE r.state = 'queued'
-			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.system_id = r.system_id)
-			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
-			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq)
-			ORDER BY r.seq LIMIT 1`))
+		r, err = scanPower(q.queryRow(ctx, claimAction))
+		if errors.Is(err, sql.ErrNoRows) {
+			r, err = scanPower(q.queryRow(ctx, claimAny))
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
@@ -109,6 +114,22 @@ func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil ti
 	}
 	return r, nil
 }
+
+var (
+	claimAction = `SELECT ` + powerColumns + ` FROM power_requests r
+			WHERE r.state = 'queued' AND (r.action < 'query' OR r.action > 'query')
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.system_id = r.system_id)
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq
+				AND x.action <> 'query')
+			ORDER BY +r.seq LIMIT 1`
+	claimAny = `SELECT ` + powerColumns + ` FROM power_requests r
+			WHERE r.state = 'queued'
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.system_id = r.system_id)
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
+			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq)
+			ORDER BY r.seq LIMIT 1`
+)
 
 func (s *Store) ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error {
 	res, err := s.conn(s.write).exec(ctx, `UPDATE power_requests SET lease_expires = ?
