@@ -18,6 +18,7 @@ type machineData struct {
 	Events   []machine.Event
 	More     bool // the timeline is longer than shown
 	Actions  any
+	Images   []string // what a deploy can use
 	// Expected is the power state Anvil wants, for the drift line.
 	Expected machine.PowerState
 }
@@ -59,6 +60,9 @@ func (s *Server) machineData(r *http.Request, u store.User) (machineData, error)
 func (s *Server) machinePage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
 	d, err := s.machineData(r, v.User)
 	if err != nil {
+		return "", err
+	}
+	if d.Images, err = s.deployableImages(r); err != nil {
 		return "", err
 	}
 	v.Title, v.Nav, v.Data = d.M.FQDN(), "machines", d

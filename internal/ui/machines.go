@@ -86,11 +86,16 @@ func (s *Server) machinesPage(w http.ResponseWriter, r *http.Request, v *view) (
 	}
 	slices.Sort(d.Zones)
 	slices.Sort(d.Pools)
+	images, err := s.deployableImages(r)
+	if err != nil {
+		return "", err
+	}
 	v.Title, v.Nav, v.Data = "Machines", "machines", struct {
 		machinesData
 		Actions     any
 		AllStatuses []machine.Status
-	}{d, bulkActions, machine.AllStatuses}
+		Images      []string
+	}{d, bulkActions, machine.AllStatuses, images}
 	return "machines.html", nil
 }
 

@@ -92,3 +92,23 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request, v *view) (
 	v.Title, v.Nav, v.Data = "Settings", "settings", d
 	return "settings.html", nil
 }
+
+// deployableImages names the images a deploy can use (boot resources with
+// a complete file), as osystem/series.
+func (s *Server) deployableImages(r *http.Request) ([]string, error) {
+	rs, err := s.store.ListBootResources(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, br := range rs {
+		for _, f := range br.Files {
+			if f.Complete {
+				out = append(out, br.Name)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -79,10 +79,19 @@ function startStream() {
 
 // ---- machine actions ----------------------------------------------------
 
-// act runs one MAAS operation on one machine; delete is a DELETE.
-function act(id, op) {
+// act runs one MAAS operation on one machine; delete is a DELETE. A
+// deploy takes the image chosen beside the button (osystem/series).
+function act(id, op, scope) {
   if (op === "delete") return api("DELETE", "machines/" + encodeURIComponent(id) + "/");
-  return api("POST", "machines/" + encodeURIComponent(id) + "/?op=" + encodeURIComponent(op), new URLSearchParams());
+  const body = new URLSearchParams();
+  const image = scope && scope.querySelector(".deploy-image");
+  if (op === "deploy" && image && image.value) {
+    // Images uploaded without an OS prefix are custom ones, as in MAAS.
+    const v = image.value, slash = v.indexOf("/");
+    body.set("osystem", slash < 0 ? "custom" : v.slice(0, slash));
+    body.set("distro_series", slash < 0 ? v : v.slice(slash + 1));
+  }
+  return api("POST", "machines/" + encodeURIComponent(id) + "/?op=" + encodeURIComponent(op), body);
 }
 
 // Operations that stop or destroy something ask first, in the page: a
@@ -134,7 +143,7 @@ function setupBulk() {
     async function worker() {
       while (queue.length) {
         const id = queue.shift();
-        const r = await act(id, op);
+        const r = await act(id, op, form);
         if (r.ok) done++; else failed.push(id + ": " + errorText(r));
       }
     }
@@ -157,7 +166,7 @@ function setupMachineActions() {
     if (!(await confirmOp(op, 1, box))) return;
     out.textContent = op + "…";
     out.classList.remove("error");
-    const r = await act(id, op);
+    const r = await act(id, op, box);
     if (r.ok && op === "delete") { location.href = "/MAAS/machines"; return; }
     out.textContent = r.ok ? op + ": asked" : op + " refused: " + errorText(r);
     out.classList.toggle("error", !r.ok);
