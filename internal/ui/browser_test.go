@@ -1,8 +1,11 @@
 package ui_test
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +49,15 @@ func TestPagesInBrowser(t *testing.T) {
 	b.WaitText(t, `#add-subnet [data-error-for="cidr"]`, "192.0.2.0/33", 15*time.Second)
 	b.Run(t, chromedp.SetValue(css(`#add-subnet input[name="cidr"]`), "192.0.2.0/24"), chromedp.Click(css("#add-subnet button")))
 	b.WaitText(t, "#subnets", "192.0.2.0/24", 15*time.Second)
+	// An image uploaded from the page, then offered for deploys.
+	img := filepath.Join(t.TempDir(), "disk.raw")
+	if err := os.WriteFile(img, bytes.Repeat([]byte("anvil-image "), 100000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.Run(t, chromedp.SendKeys(css(`#upload-image input[name="name"]`), "custom/web-2026"),
+		chromedp.SendKeys(css(`#upload-image input[name="content"]`), img), chromedp.Click(css("#upload-image button")))
+	b.WaitText(t, "#images", "web-2026", 30*time.Second)
+	b.WaitText(t, "#images", "ready", 5*time.Second)
 	b.Screenshot(t, "settings")
 
 	// Add by MAC: a malformed MAC is refused by its field, then added.
@@ -58,6 +70,9 @@ func TestPagesInBrowser(t *testing.T) {
 	b.WaitText(t, "h1", "web-7", 15*time.Second)
 	b.WaitText(t, "#interfaces", "52:54:00:aa:00:02", 15*time.Second)
 	b.WaitText(t, "#timeline", "Created", 15*time.Second)
+	if v := browser.Get(t, b, chromedp.Evaluate[string](`document.querySelector(".deploy-image").value`)); v != "web-2026" {
+		t.Fatalf("the deploy image offered is %q", v)
+	}
 	b.Screenshot(t, "machine-new")
 	// Mark it broken from its page; the page follows.
 	b.Click(t, "#act-mark_broken")
