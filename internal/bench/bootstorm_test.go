@@ -12,6 +12,21 @@ import (
 	"github.com/anvilmetal/anvil/internal/lab/simboot"
 )
 
+// buildAnvil builds the anvil binary from this tree for a test to run as
+// the server.
+func buildAnvil(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not installed, to build anvil")
+	}
+	bin := filepath.Join(t.TempDir(), "anvil")
+	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/anvilmetal/anvil/cmd/anvil").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestBootstorm boots 50 simulated machines at once against `anvil serve`
 // (built from this tree) in the bench's namespaces, a fifth of them losing
 // their first DHCP packet: every one must end NEW with its MACs, once.
@@ -22,14 +37,7 @@ func TestBootstorm(t *testing.T) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("ip (iproute2) is not installed")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not installed, to build anvil")
-	}
-	bin := filepath.Join(t.TempDir(), "anvil")
-	if out, err := exec.Command(goBin, "build", "-o", bin, "github.com/anvilmetal/anvil/cmd/anvil").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildAnvil(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	const n = 50

@@ -92,8 +92,11 @@ type FleetResult struct {
 	// back, how many Anvil powered back on, and how long that took.
 	DriftSample, DriftCorrected int
 	DriftFix                    Latency
-	// API under load.
+	// API under load; ToBMC is from a power request to its BMC starting
+	// the command.
 	API          []OpStats
+	ToBMC        Latency
+	ToBMCN       int
 	LoadDuration time.Duration
 	// Server process figures.
 	CPUSeconds     float64 // user+system over the whole run (startup to end)
@@ -131,10 +134,13 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		sweeping  bool
 		lastFirst time.Time
 		polls     int
+		inSample  = map[string]bool{}
+		seenOn    = map[string]int{}       // drift sample: status queries since power came on
 		failedAt  = map[string]time.Time{} // drift sample: when power was lost
 		fixedIn   = map[string]time.Duration{}
 	)
 	meter := lab.NewSessionMeter()
+	asked := &pendingAsks{at: map[string]time.Time{}}
 	log := &lab.Log{Discard: true, Hook: func(e lab.LogEntry) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -145,7 +151,19 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 				polled[e.Machine] = true
 				lastFirst = e.Start
 			}
-		case e.Command == "power on":
+			if _, on := seenOn[e.Machine]; on {
+				seenOn[e.Machine]++
+			}
+		case e.Command == "power on" || e.Command == "power off":
+			asked.started(e.Machine, e.Start)
+			if e.Command != "power on" {
+				return
+			}
+			if inSample[e.Machine] {
+				if _, on := seenOn[e.Machine]; !on {
+					seenOn[e.Machine] = 0
+				}
+			}
 			if at, ok := failedAt[e.Machine]; ok {
 				if _, done := fixedIn[e.Machine]; !done && e.Start.After(at) {
 					fixedIn[e.Machine] = e.Start.Sub(at)
@@ -209,6 +227,11 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	rng.Shuffle(len(healthy), func(i, j int) { healthy[i], healthy[j] = healthy[j], healthy[i] })
 	sample := healthy[:min(cfg.DriftSample, len(healthy)/2)]
 	toggled := healthy[len(sample):]
+	mu.Lock()
+	for _, m := range sample {
+		inSample[m.Hostname] = true
+	}
+	mu.Unlock()
 	tAsk := time.Now()
 	for _, m := range sample {
 		if err := srv.caller.post(ctx, "machines/"+ids[m.Hostname]+"/?op=power_on", url.Values{}); err != nil {
@@ -250,7 +273,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	loadCtx, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
-	ops := newLoad(srv.caller, ids, toggled)
+	ops := newLoad(srv.caller, ids, toggled, asked)
 	tLoad := time.Now()
 	cpuLoad0 := cpuAt()
 	for i := 0; i < cfg.Clients; i++ {
@@ -273,22 +296,31 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		}()
 	}
 
-	// Drift: wait out the grace period of the asks, and until every
-	// sample machine is on, then cut their power.
+	// Drift: wait out the grace period of the asks, and until Anvil has
+	// read every sample machine on twice (the debounce), then cut their
+	// power.
 	if len(sample) > 0 {
 		if err := sleep(ctx, time.Until(tAsk.Add(cfg.DriftGrace+2*cfg.Interval))); err != nil {
 			return res, err
 		}
-		for _, m := range sample {
-			for !m.Sim.IsOn() {
-				if err := sleep(ctx, 100*time.Millisecond); err != nil {
-					return res, err
+		for {
+			mu.Lock()
+			ready := 0
+			for _, m := range sample {
+				if seenOn[m.Hostname] >= 2 {
+					ready++
 				}
 			}
-		}
-		// Let Anvil see them on (two agreeing readings) before the loss.
-		if err := sleep(ctx, 2*max(res.Sweep, cfg.Interval)); err != nil {
-			return res, err
+			mu.Unlock()
+			if ready == len(sample) {
+				break
+			}
+			if time.Since(tAsk) > 15*time.Minute {
+				return res, fmt.Errorf("drift sample: only %d of %d machines were powered on and read twice", ready, len(sample))
+			}
+			if err := sleep(ctx, 100*time.Millisecond); err != nil {
+				return res, err
+			}
 		}
 		mu.Lock()
 		now := time.Now()
@@ -307,6 +339,9 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 	res.LoadDuration = time.Since(tLoad)
 	res.CPULoad = cpuAt() - cpuLoad0
 	res.API, res.FailedRequests = ops.stats(res.LoadDuration)
+	if lat := asked.latencies(); len(lat) > 0 {
+		res.ToBMC, res.ToBMCN = summarise(lat), len(lat)
+	}
 
 	// Drift: wait for every correction (or give up after ten sweeps).
 	deadline := time.Now().Add(max(10*res.Sweep, 10*cfg.Interval, 2*time.Minute))
@@ -384,6 +419,7 @@ func fetchTo(ctx context.Context, u, path string) error {
 // of request as fast as the server answers.
 type load struct {
 	c       *caller
+	asked   *pendingAsks
 	ids     map[string]string // hostname → system_id
 	hosts   []string
 	toggled []fleet.Machine
@@ -397,8 +433,8 @@ type load struct {
 // loadKinds are the request kinds; client i runs loadKinds[i%8].
 var loadKinds = [8]string{"list all", "list filtered", "list filtered", "read", "read", "read", "power on/off", "power on/off"}
 
-func newLoad(c *caller, ids map[string]string, toggled []fleet.Machine) *load {
-	l := &load{c: c, ids: ids, toggled: toggled, lat: map[string][]time.Duration{}, errs: map[string]int{}, last: map[string]error{}}
+func newLoad(c *caller, ids map[string]string, toggled []fleet.Machine, asked *pendingAsks) *load {
+	l := &load{c: c, asked: asked, ids: ids, toggled: toggled, lat: map[string][]time.Duration{}, errs: map[string]int{}, last: map[string]error{}}
 	for h := range ids {
 		l.hosts = append(l.hosts, h)
 	}
@@ -430,6 +466,7 @@ func (l *load) client(ctx context.Context, i int) {
 				op = "power_off"
 			}
 			on[m.Hostname] = !on[m.Hostname]
+			l.asked.ask(m.Hostname, t)
 			err = l.c.post(ctx, "machines/"+l.ids[m.Hostname]+"/?op="+op, url.Values{})
 		}
 		d := time.Since(t)
@@ -466,6 +503,36 @@ func (l *load) stats(over time.Duration) ([]OpStats, int) {
 		out = append(out, s)
 	}
 	return out, failed
+}
+
+// pendingAsks times power requests from the API call to the BMC.
+type pendingAsks struct {
+	mu  sync.Mutex
+	at  map[string]time.Time
+	lat []time.Duration
+}
+
+func (p *pendingAsks) ask(machine string, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, waiting := p.at[machine]; !waiting {
+		p.at[machine] = t
+	}
+}
+
+func (p *pendingAsks) started(machine string, t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if at, ok := p.at[machine]; ok {
+		delete(p.at, machine)
+		p.lat = append(p.lat, t.Sub(at))
+	}
+}
+
+func (p *pendingAsks) latencies() []time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Duration(nil), p.lat...)
 }
 
 // discard GETs path and reads the answer without keeping it.
@@ -515,6 +582,10 @@ func FleetMarkdown(rs []FleetResult) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %s | %s | %s | %.0f |\n",
 				r.Database, apiLabel(o.Name), clients, o.N, o.Errors, ms(o.Latency.P50), ms(o.Latency.P99), ms(o.Latency.Max), o.PerSec)
+		}
+		if r.ToBMCN > 0 {
+			fmt.Fprintf(&b, "| %s | power request to its BMC command | | %d | | %s | %s | %s | |\n",
+				r.Database, r.ToBMCN, ms(r.ToBMC.P50), ms(r.ToBMC.P99), ms(r.ToBMC.Max))
 		}
 	}
 	return b.String()
