@@ -130,6 +130,8 @@ func TestWebUI(t *testing.T) {
 	b.WaitText(t, "#power-queue", "Power queue", 5*time.Second)
 	b.WaitText(t, "#machine-power", "off", time.Minute)
 	b.WaitText(t, "#timeline", "Powering off", 15*time.Second)
+	// The queue ran the command and said how it went.
+	b.WaitText(t, "#timeline", "Power off done", 30*time.Second)
 	b.Screenshot(t, "machine-powered-off")
 	if vm.Running() {
 		t.Fatal("the QEMU machine still runs after power off from the page")

@@ -49,6 +49,13 @@ func TestPagesInBrowser(t *testing.T) {
 	b.WaitText(t, `#add-subnet [data-error-for="cidr"]`, "192.0.2.0/33", 15*time.Second)
 	b.Run(t, chromedp.SetValue(css(`#add-subnet input[name="cidr"]`), "192.0.2.0/24"), chromedp.Click(css("#add-subnet button")))
 	b.WaitText(t, "#subnets", "192.0.2.0/24", 15*time.Second)
+	// Its dynamic range: one outside the subnet is refused in words.
+	b.Run(t, chromedp.SendKeys(css(`#add-range input[name="start_ip"]`), "198.51.100.10"),
+		chromedp.SendKeys(css(`#add-range input[name="end_ip"]`), "198.51.100.20"), chromedp.Click(css("#add-range button")))
+	b.WaitText(t, `#add-range [data-error-for="start_ip"]`, "not inside 192.0.2.0/24", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css(`#add-range input[name="start_ip"]`), "192.0.2.100"),
+		chromedp.SetValue(css(`#add-range input[name="end_ip"]`), "192.0.2.200"), chromedp.Click(css("#add-range button")))
+	b.WaitText(t, "#subnets", "dynamic 192.0.2.100–192.0.2.200", 15*time.Second)
 	// An image uploaded from the page, then offered for deploys.
 	img := filepath.Join(t.TempDir(), "disk.raw")
 	if err := os.WriteFile(img, bytes.Repeat([]byte("anvil-image "), 100000), 0o644); err != nil {
