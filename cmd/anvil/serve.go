@@ -72,8 +72,9 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			log.Info("Anvil is ready", "api", apiURL(srv.Addr), "database", dbName(sf), "startup", time.Since(t0).Round(time.Millisecond))
-			fmt.Fprintf(os.Stderr, "\nGet an API key with:\n  anvil apikey --username admin --data %s%s\nthen log in with:\n  anvil login admin %s <key>\n\n",
-				sf.data, dbFlag(sf), apiURL(srv.Addr))
+			fmt.Fprintf(os.Stderr, "\nGet an API key with:\n  anvil apikey --username admin --data %s%s\nthen log in with:\n  anvil login admin %s <key>\n"+
+				"For the web pages at %s, set a password with:\n  anvil passwd --username admin --data %s%s\n\n",
+				sf.data, dbFlag(sf), apiURL(srv.Addr), apiURL(srv.Addr), sf.data, dbFlag(sf))
 			werr := srv.Wait(ctx)
 			log.Info("shutting down")
 			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
