@@ -14,8 +14,9 @@ import (
 func benchFleetCmd() *cobra.Command {
 	cfg := bench.FleetConfig{Out: os.Stderr}
 	var (
-		dbs   []string
-		write string
+		dbs     []string
+		write   string
+		section string
 	)
 	c := &cobra.Command{
 		Use:   "fleet",
@@ -51,7 +52,7 @@ func benchFleetCmd() *cobra.Command {
 				return nil
 			}
 			body := fmt.Sprintf("Measured %s (%d cores), `%s`:\n\n%s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), benchCommandLine(), table)
-			return bench.WriteSection(write, "fleet", body)
+			return bench.WriteSection(write, section, body)
 		},
 	}
 	fl := c.Flags()
@@ -69,6 +70,7 @@ func benchFleetCmd() *cobra.Command {
 	fl.StringVar(&cfg.ProfileDir, "profile", "", "directory for the server's CPU profile (during the load) and heap profile (at the end)")
 	fl.StringVar(&write, "write-benchmarks", "", "rewrite the fleet section of this BENCHMARKS.md with the tables")
 	fl.Lookup("write-benchmarks").NoOptDefVal = "BENCHMARKS.md"
+	fl.StringVar(&section, "section", "fleet", "the section --write-benchmarks rewrites (between <!-- bench:NAME --> and <!-- /bench:NAME -->)")
 	return c
 }
 
