@@ -206,31 +206,45 @@ function showErrors(form, r) {
   }
 }
 
+// refreshMain fetches the page again and replaces its <main> in place:
+// the page keeps its stream and scroll position, and handlers (delegated
+// to the document) keep working on the new content.
+async function refreshMain() {
+  const res = await fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } });
+  if (res.status === 401) { toLogin(); return; }
+  if (!res.ok) { location.reload(); return; }
+  const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+  const fresh = doc.querySelector("main"), old = document.querySelector("main");
+  if (fresh && old) old.replaceWith(fresh); else location.reload();
+}
+
+// Submits of forms with data-api are handled at the document, so forms
+// that arrive with refreshed content are handled too.
 function setupApiForms() {
-  for (const form of document.querySelectorAll("form[data-api]")) {
-    form.addEventListener("submit", async (ev) => {
-      ev.preventDefault();
-      const [method, path] = form.dataset.api.split(" ");
-      const button = form.querySelector('button[type="submit"]');
-      if (button) button.disabled = true;
-      for (const el of form.querySelectorAll("[data-error-for], [data-saved]")) el.textContent = "";
-      try {
-        const r = await api(method, path, formBody(form));
-        if (!r.ok) { showErrors(form, r); return; }
-        const then = form.dataset.then;
-        if (then && r.data) {
-          location.href = then.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(r.data[k] ?? ""));
-        } else if (form.dataset.after === "reload") {
-          location.reload();
-        } else {
-          const saved = form.querySelector("[data-saved]");
-          if (saved) saved.textContent = "Saved.";
-        }
-      } finally {
-        if (button) button.disabled = false;
+  document.addEventListener("submit", async (ev) => {
+    const form = ev.target.closest("form[data-api]");
+    if (!form) return;
+    ev.preventDefault();
+    const [method, path] = form.dataset.api.split(" ");
+    const button = form.querySelector('button[type="submit"]');
+    if (button) button.disabled = true;
+    for (const el of form.querySelectorAll("[data-error-for], [data-saved]")) el.textContent = "";
+    try {
+      const r = await api(method, path, formBody(form));
+      if (!r.ok) { showErrors(form, r); return; }
+      const then = form.dataset.then;
+      if (then && r.data) {
+        location.href = then.replace(/\{(\w+)\}/g, (_, k) => encodeURIComponent(r.data[k] ?? ""));
+      } else if (form.dataset.after === "reload") {
+        await refreshMain();
+      } else {
+        const saved = form.querySelector("[data-saved]");
+        if (saved) saved.textContent = "Saved.";
       }
-    });
-  }
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
 }
 
 document.addEventListener("DOMContentLoaded", () => {
