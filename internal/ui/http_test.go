@@ -291,3 +291,21 @@ func TestSettingsThroughAPI(t *testing.T) {
 		t.Fatalf("the settings page does not show the new settings:\n%s", page)
 	}
 }
+
+// A non-admin sees free machines and its own, and settings without the
+// controls the API would refuse it.
+func TestNonAdminPages(t *testing.T) {
+	s := start(t)
+	ctx := context.Background()
+	if err := serve.SetPassword(ctx, s.data, "", "bob", "Bobs-password-1", false); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t)
+	if code, _ := s.login(c, "bob", "Bobs-password-1"); code != http.StatusSeeOther {
+		t.Fatalf("bob's login: %d", code)
+	}
+	_, _, page := s.do(c, "GET", "/MAAS/settings", nil, nil)
+	if !strings.Contains(page, `id="readonly-note"`) || !strings.Contains(page, `class="readonly"`) || strings.Contains(page, `href="/MAAS/machines/add"`) {
+		t.Fatalf("bob's settings page offers what he may not do:\n%s", page)
+	}
+}
