@@ -3,6 +3,7 @@ package ui
 import (
 	"cmp"
 	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -53,6 +54,14 @@ func rowOf(m *machine.Machine) row {
 	}
 	r.search = strings.ToLower(strings.Join(append([]string{m.Hostname, m.SystemID, m.Owner}, append(r.MACs, m.Tags...)...), " "))
 	return r
+}
+
+// looksLike reports whether two rows of a machine show the same: they
+// differ at most in version and in when power was last read.
+func (r *row) looksLike(o *row) bool {
+	a, b := *r, *o
+	a.Version, b.Version, a.ReadAt, b.ReadAt = 0, 0, time.Time{}, time.Time{}
+	return reflect.DeepEqual(a, b)
 }
 
 // fleet is the in-memory copy of every machine's row. It is brought up to
@@ -126,7 +135,11 @@ func (f *fleet) refresh(ctx context.Context) (int64, error) {
 		}
 	}
 	f.mu.Lock()
+	shown := gone > 0
 	for _, r := range fresh {
+		if old, ok := f.rows[r.SystemID]; !ok || !old.looksLike(r) {
+			shown = true
+		}
 		f.rows[r.SystemID] = r
 	}
 	if gone > 0 {
@@ -136,7 +149,10 @@ func (f *fleet) refresh(ctx context.Context) (int64, error) {
 			}
 		}
 	}
-	if len(fresh) > 0 || gone > 0 {
+	// A power poll moves a machine's version every few minutes without
+	// changing anything a page shows; such rows are kept up to date
+	// without telling every open page to fetch again.
+	if shown {
 		f.gen++
 	}
 	gen := f.gen

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 )
@@ -142,5 +143,23 @@ func TestSafeNext(t *testing.T) {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestRowLooksLike(t *testing.T) {
+	rs := fleetRows()
+	a, b := rs[1], rs[1]
+	b.Version, b.ReadAt = a.Version+1, a.ReadAt.Add(time.Minute)
+	if !a.looksLike(&b) {
+		t.Fatal("a new power reading time makes the row look different")
+	}
+	b.Power = machine.PowerOff
+	if a.looksLike(&b) {
+		t.Fatal("a power change does not make the row look different")
+	}
+	c := rs[1]
+	c.Tags = append([]string{"new"}, c.Tags...)
+	if a.looksLike(&c) {
+		t.Fatal("a new tag does not make the row look different")
 	}
 }
