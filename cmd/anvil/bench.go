@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +20,7 @@ func benchCmd() *cobra.Command {
 	var (
 		machines, samples, workers int
 		dbs                        []string
+		write                      string
 	)
 	api := &cobra.Command{
 		Use:   "api",
@@ -39,14 +43,16 @@ func benchCmd() *cobra.Command {
 				}
 				rs = append(rs, r)
 			}
-			fmt.Fprint(c.OutOrStdout(), bench.Markdown(rs))
-			return nil
+			table := bench.Markdown(rs)
+			fmt.Fprint(c.OutOrStdout(), table)
+			return writeBenchmarks(write, "api", table)
 		},
 	}
 	api.Flags().IntVar(&machines, "machines", 10000, "machines to create")
 	api.Flags().IntVar(&samples, "samples", 500, "requests per latency figure (list-all uses a tenth)")
 	api.Flags().IntVar(&workers, "workers", 8, "concurrent creators while filling")
 	api.Flags().StringSliceVar(&dbs, "db", []string{"sqlite"}, "databases to compare: sqlite (embedded) or a postgres:// URL whose role may create databases (repeat the flag for several)")
+	writeFlag(api, &write, "api")
 	c.AddCommand(api, benchPowerCmd())
 	c.AddCommand(benchNetbootCmd())
 	c.AddCommand(benchDeployCmd())
@@ -56,7 +62,10 @@ func benchCmd() *cobra.Command {
 }
 
 func benchPowerCmd() *cobra.Command {
-	var cfg bench.PowerConfig
+	var (
+		cfg   bench.PowerConfig
+		write string
+	)
 	c := &cobra.Command{
 		Use:   "power",
 		Short: "Poll a lab fleet of virtual BMCs: sweep time, server CPU and RSS, API-to-BMC latency, per worker limit",
@@ -70,8 +79,12 @@ func benchPowerCmd() *cobra.Command {
 				cfg.DBURL = ""
 			}
 			rs, err := bench.RunPower(c.Context(), cfg)
-			fmt.Fprint(c.OutOrStdout(), bench.PowerMarkdown(rs))
-			return err
+			table := bench.PowerMarkdown(rs)
+			fmt.Fprint(c.OutOrStdout(), table)
+			if err != nil {
+				return err
+			}
+			return writeBenchmarks(write, "power", table)
 		},
 	}
 	c.Flags().IntVar(&cfg.Machines, "machines", 10000, "lab machines, each with a BMC (redfish: 10 systems per service)")
@@ -79,7 +92,48 @@ func benchPowerCmd() *cobra.Command {
 	c.Flags().IntSliceVar(&cfg.Workers, "workers", []int{16, 64}, "worker limits to compare (16 is the default)")
 	c.Flags().IntVar(&cfg.Samples, "samples", 200, "API-to-BMC latency samples")
 	c.Flags().StringVar(&cfg.DBURL, "db", "sqlite", "sqlite or a postgres:// URL whose role may create databases")
+	writeFlag(c, &write, "power")
 	return c
+}
+
+// writeFlag adds --write-benchmarks: rewrite the scenario's section of a
+// BENCHMARKS.md (by default the one in the working directory).
+func writeFlag(c *cobra.Command, write *string, section string) {
+	c.Flags().StringVar(write, "write-benchmarks", "", "rewrite the "+section+" section of this BENCHMARKS.md with the figures")
+	c.Flags().Lookup("write-benchmarks").NoOptDefVal = "BENCHMARKS.md"
+}
+
+// writeBenchmarks replaces a section of the BENCHMARKS.md at path, if
+// path is set, with the date, the machine, the command and the table.
+func writeBenchmarks(path, section, table string) error {
+	if path == "" {
+		return nil
+	}
+	body := fmt.Sprintf("Measured %s (%d cores), `%s`:\n\n%s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), benchCommandLine(), table)
+	return bench.WriteSection(path, section, body)
+}
+
+// benchCommandLine is the command as run, for the record in BENCHMARKS.md;
+// --write-benchmarks, --section and --profile change nothing measured and
+// are left out.
+func benchCommandLine() string {
+	out := []string{"anvil"}
+	args := os.Args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, hasValue := strings.Cut(a, "=")
+		switch name {
+		case "--write-benchmarks":
+			continue
+		case "--section", "--profile":
+			if !hasValue {
+				i++ // its value is the next argument
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
 }
 
 // benchSetup returns this binary (the server a bench starts) and a context

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,11 +47,7 @@ func benchFleetCmd() *cobra.Command {
 			}
 			table := bench.FleetMarkdown(rs)
 			fmt.Fprint(c.OutOrStdout(), table)
-			if write == "" {
-				return nil
-			}
-			body := fmt.Sprintf("Measured %s (%d cores), `%s`:\n\n%s", time.Now().UTC().Format("2006-01-02"), runtime.NumCPU(), benchCommandLine(), table)
-			return bench.WriteSection(write, section, body)
+			return writeBenchmarks(write, section, table)
 		},
 	}
 	fl := c.Flags()
@@ -68,22 +63,7 @@ func benchFleetCmd() *cobra.Command {
 	fl.IntVar(&cfg.Clients, "clients", 32, "concurrent API clients during the load (an eighth list all, a quarter filter, three eighths read, a quarter power on/off)")
 	fl.DurationVar(&cfg.LoadFor, "load", 30*time.Second, "how long the API clients run")
 	fl.StringVar(&cfg.ProfileDir, "profile", "", "directory for the server's CPU profile (during the load) and heap profile (at the end)")
-	fl.StringVar(&write, "write-benchmarks", "", "rewrite the fleet section of this BENCHMARKS.md with the tables")
-	fl.Lookup("write-benchmarks").NoOptDefVal = "BENCHMARKS.md"
+	writeFlag(c, &write, "fleet")
 	fl.StringVar(&section, "section", "fleet", "the section --write-benchmarks rewrites (between <!-- bench:NAME --> and <!-- /bench:NAME -->)")
 	return c
-}
-
-// benchCommandLine is the command as run, for the record in BENCHMARKS.md;
-// --write-benchmarks and --profile change nothing measured and are left out.
-func benchCommandLine() string {
-	out := "anvil"
-	for _, a := range os.Args[1:] {
-		switch {
-		case a == "--write-benchmarks", len(a) > 18 && a[:19] == "--write-benchmarks=", len(a) > 9 && a[:10] == "--profile=":
-			continue
-		}
-		out += " " + a
-	}
-	return out
 }
