@@ -181,7 +181,7 @@ func (a *Agent) run(ctx context.Context) error {
 	}
 	a.Logf("hello action=%s system_id=%s hostname=%s phase=%s%s", resp.Action, resp.SystemID, resp.Hostname, resp.Phase, message(resp))
 	if resp.Action == agentapi.ActionEnlist {
-		if resp, err = a.enlist(ctx, id); err != nil {
+		if resp, err = a.enlist(ctx, id, resp.BMCUser); err != nil {
 			return err
 		}
 	}
@@ -195,7 +195,35 @@ func message(r agentapi.HelloResponse) string {
 	return fmt.Sprintf(" message=%q", r.Message)
 }
 
-func (a *Agent) enlist(ctx context.Context, id agentapi.Identity) (agentapi.HelloResponse, error) {
+// BMCUserCreator is a System that can give its BMC a user in-band.
+type BMCUserCreator interface {
+	CreateBMCUser(ctx context.Context, name, password string) error
+}
+
+// bmcCredentials creates the user the region asked for on the machine's
+// IPMI BMC. A failure is reported and enlistment goes on without: the
+// operator can still give credentials by hand.
+func (a *Agent) bmcCredentials(ctx context.Context, id agentapi.Identity, user string) *agentapi.BMCCredentials {
+	uc, ok := a.Sys.(BMCUserCreator)
+	if user == "" || !ok || id.BMC == nil || id.BMC.Type != "ipmi" || id.BMC.Address == "" {
+		return nil
+	}
+	pw := NewBMCPassword()
+	var err error
+	_ = a.timed("bmc_user", func() error {
+		err = uc.CreateBMCUser(ctx, user, pw)
+		return nil
+	})
+	if err != nil {
+		a.Logf("bmc user %s not created: %v", user, err)
+		return nil
+	}
+	a.Logf("bmc user %s created on %s", user, id.BMC.Address)
+	return &agentapi.BMCCredentials{User: user, Password: pw}
+}
+
+func (a *Agent) enlist(ctx context.Context, id agentapi.Identity, bmcUser string) (agentapi.HelloResponse, error) {
+	creds := a.bmcCredentials(ctx, id, bmcUser)
 	var inv *machine.Inventory
 	_ = a.timed("inventory", func() error {
 		inv, _ = a.Sys.Inventory(ctx)
@@ -205,7 +233,7 @@ func (a *Agent) enlist(ctx context.Context, id agentapi.Identity) (agentapi.Hell
 	var resp agentapi.EnlistResponse
 	err := a.timed("enlist", func() error {
 		return a.retry(ctx, "enlist", func(ctx context.Context) (err error) {
-			resp, err = a.Client.Enlist(ctx, agentapi.EnlistRequest{Identity: id, Inventory: inv})
+			resp, err = a.Client.Enlist(ctx, agentapi.EnlistRequest{Identity: id, Inventory: inv, BMCCredentials: creds})
 			return err
 		})
 	})

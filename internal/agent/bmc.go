@@ -67,7 +67,7 @@ var lanChannels = []uint8{1, 2, 3, 4, 5, 6, 7, 8}
 // both. Channels that Get Channel Info says are not 802.3 are skipped;
 // when Get Channel Info itself fails the channel is tried anyway. With no
 // answer, the error says what the first LAN channel tried answered.
-func readLAN(ctx context.Context, c lanClient) (*machine.BMCInfo, error) {
+func readLAN(ctx context.Context, c lanClient) (*machine.BMCInfo, uint8, error) {
 	var first error
 	note := func(ch uint8, err error) {
 		if first == nil {
@@ -76,7 +76,7 @@ func readLAN(ctx context.Context, c lanClient) (*machine.BMCInfo, error) {
 	}
 	for _, ch := range lanChannels {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		}
 		if info, err := c.GetChannelInfo(ctx, ch); err == nil && uint8(info.ChannelMedium) != medium802_3 {
 			continue
@@ -93,48 +93,55 @@ func readLAN(ctx context.Context, c lanClient) (*machine.BMCInfo, error) {
 			note(ch, err)
 		}
 		if b.Address != "" || b.MAC != "" {
-			return b, nil
+			return b, ch, nil
 		}
 	}
 	if first == nil {
 		first = errors.New("no LAN channel with an address")
 	}
-	return nil, first
+	return nil, 0, first
 }
 
 // ReadBMC reads the BMC's LAN address and MAC in-band through the OpenIPMI
 // device. It gives up (nil and why) when there is no device, no LAN channel
 // answers or timeout passes; it never blocks longer than timeout.
 func ReadBMC(ctx context.Context, timeout time.Duration) (*machine.BMCInfo, error) {
+	var b *machine.BMCInfo
+	err := withOpenIPMI(ctx, timeout, func(ctx context.Context, c *client.Client) (err error) {
+		b, _, err = readLAN(ctx, c)
+		return err
+	})
+	return b, err
+}
+
+// withOpenIPMI runs fn with a client of the OpenIPMI device, giving up
+// after timeout even when the device never answers (fn's goroutine is
+// then left to its own, shorter, per-command timeouts).
+func withOpenIPMI(ctx context.Context, timeout time.Duration, fn func(context.Context, *client.Client) error) error {
 	if _, err := os.Stat(IPMIDevice); err != nil {
-		return nil, err
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	type result struct {
-		b   *machine.BMCInfo
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan error, 1)
 	go func() {
 		c, err := client.NewOpenClient()
 		if err != nil {
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		c.WithTimeout(timeout / 4)
 		if err := c.Connect(ctx); err != nil {
-			done <- result{err: err}
+			done <- err
 			return
 		}
 		defer c.Close(context.Background())
-		b, err := readLAN(ctx, c)
-		done <- result{b, err}
+		done <- fn(ctx, c)
 	}()
 	select {
-	case r := <-done:
-		return r.b, r.err
+	case err := <-done:
+		return err
 	case <-ctx.Done():
-		return nil, fmt.Errorf("no answer from %s within %s", IPMIDevice, timeout)
+		return fmt.Errorf("no answer from %s within %s", IPMIDevice, timeout)
 	}
 }

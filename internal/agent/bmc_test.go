@@ -66,7 +66,7 @@ func (f *fakeLAN) GetLanConfigParam(_ context.Context, ch uint8, sel types.LanCo
 
 func TestReadLAN(t *testing.T) {
 	f := &fakeLAN{lanCh: 2, ip: []byte{192, 0, 2, 10}, mac: []byte{0x52, 0x54, 0, 0, 0, 0x99}}
-	got, _ := readLAN(context.Background(), f)
+	got, _, _ := readLAN(context.Background(), f)
 	if got == nil || *got != (machine.BMCInfo{Type: "ipmi", Address: "192.0.2.10", MAC: "52:54:00:00:00:99", Port: 623}) {
 		t.Fatalf("got %+v", got)
 	}
@@ -75,12 +75,12 @@ func TestReadLAN(t *testing.T) {
 	}
 
 	f = &fakeLAN{lanCh: 1, noInfo: true, mac: []byte{0x52, 0x54, 0, 0, 0, 0x99}}
-	if got, _ := readLAN(context.Background(), f); got == nil || got.MAC != "52:54:00:00:00:99" || got.Address != "" {
+	if got, _, _ := readLAN(context.Background(), f); got == nil || got.MAC != "52:54:00:00:00:99" || got.Address != "" {
 		t.Fatalf("without channel info: %+v", got)
 	}
 
 	f = &fakeLAN{lanCh: 9, noInfo: true}
-	if got, _ := readLAN(context.Background(), f); got != nil {
+	if got, _, _ := readLAN(context.Background(), f); got != nil {
 		t.Fatalf("no LAN channel: %+v", got)
 	}
 }

@@ -87,6 +87,10 @@ type HelloResponse struct {
 	// through its BMC (with a network boot-once): the agent waits for it
 	// and reboots by itself only if that never comes.
 	WaitForBMC bool `json:"wait_for_bmc,omitempty"`
+	// BMCUser, with ActionEnlist, asks the environment to give the BMC it
+	// reads in-band a user of this name with a fresh password and to send
+	// the credentials with the enlistment; empty leaves the BMC alone.
+	BMCUser string `json:"bmc_user,omitempty"`
 	// Message says why, for the console.
 	Message string `json:"message,omitempty"`
 }
@@ -95,6 +99,15 @@ type HelloResponse struct {
 type EnlistRequest struct {
 	Identity
 	Inventory *machine.Inventory `json:"inventory,omitempty"`
+	// BMCCredentials are the user the environment created on Identity.BMC
+	// when HelloResponse.BMCUser asked for one.
+	BMCCredentials *BMCCredentials `json:"bmc_credentials,omitempty"`
+}
+
+// BMCCredentials are a BMC user and its password.
+type BMCCredentials struct {
+	User     string `json:"user"`
+	Password string `json:"password"`
 }
 
 // EnlistResponse says what the enlisted machine does next: power off, or

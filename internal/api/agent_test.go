@@ -565,3 +565,58 @@ func TestDeployTimeoutAndAbort(t *testing.T) {
 		})
 	})
 }
+
+// An enlisting environment that reads an IPMI BMC in-band is asked to give
+// it Anvil's user; the credentials it sends make the machine power
+// managed, and are never shown in events. Credentials nobody asked for are
+// ignored.
+func TestEnlistCreatesBMCUser(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		a := e.agent("")
+		id := ident("6f2c1f1e-0000-4000-8000-0000000000b7", "52:54:00:b7:00:01")
+		// Loopback, port 9 (discard): the power monitor may poll it.
+		id.BMC = &machine.BMCInfo{Type: "ipmi", Address: "127.0.0.1", MAC: "02:00:00:00:00:77", Port: 9}
+		r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"})
+		if err != nil || r.Action != agentapi.ActionEnlist || r.BMCUser != "anvil" {
+			t.Fatalf("hello: %+v %v", r, err)
+		}
+		noBMC := ident("", "52:54:00:b7:00:09")
+		if r, err := a.Hello(ctx, agentapi.HelloRequest{Identity: noBMC, Purpose: "enlist"}); err != nil || r.BMCUser != "" {
+			t.Fatalf("hello without a BMC: %+v %v", r, err)
+		}
+		const pw = "Zq3xK8mN2pR7tW4v"
+		if _, err := a.Enlist(ctx, agentapi.EnlistRequest{Identity: id, BMCCredentials: &agentapi.BMCCredentials{User: "anvil", Password: pw}}); err != nil {
+			t.Fatal(err)
+		}
+		var list []apiMachine
+		e.must(http.StatusOK, http.MethodGet, "machines/", e.admin, url.Values{"mac_address": {"52:54:00:b7:00:01"}}, &list)
+		if len(list) != 1 || list[0].PowerType != "ipmi" {
+			t.Fatalf("enlisted: %+v", list)
+		}
+		var params map[string]string
+		e.must(http.StatusOK, http.MethodGet, "machines/"+list[0].SystemID+"/", e.admin, url.Values{"op": {"power_parameters"}}, &params)
+		if params["power_address"] != "127.0.0.1:9" || params["power_user"] != "anvil" || params["power_pass"] != pw {
+			t.Fatalf("power parameters %v", params)
+		}
+		var evs struct {
+			Events []struct{ Type, Description string } `json:"events"`
+		}
+		e.must(http.StatusOK, http.MethodGet, "events/?op=query", e.admin, url.Values{"id": {list[0].SystemID}}, &evs)
+		text := fmt.Sprint(evs.Events)
+		if strings.Contains(text, pw) || !strings.Contains(text, "has the user anvil, created in-band") {
+			t.Fatalf("events: %s", text)
+		}
+
+		// Another user name than the one asked for: not taken.
+		other := ident("", "52:54:00:b7:00:02")
+		other.BMC = &machine.BMCInfo{Type: "ipmi", Address: "127.0.0.2", Port: 9}
+		if _, err := a.Enlist(ctx, agentapi.EnlistRequest{Identity: other, BMCCredentials: &agentapi.BMCCredentials{User: "root", Password: "calvin"}}); err != nil {
+			t.Fatal(err)
+		}
+		e.must(http.StatusOK, http.MethodGet, "machines/", e.admin, url.Values{"mac_address": {"52:54:00:b7:00:02"}}, &list)
+		if len(list) != 1 || list[0].PowerType != "manual" || strings.Contains(list[0].StatusMsg, "calvin") || !strings.Contains(list[0].StatusMsg, "ignored") {
+			t.Fatalf("unasked credentials: %+v", list)
+		}
+	}, func(c *serve.Config) { c.EnlistBMCUser = "anvil" })
+}

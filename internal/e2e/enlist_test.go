@@ -65,8 +65,18 @@ func TestEnlistment(t *testing.T) {
 	if enlisted.StatusName != "New" || len(enlisted.macs()) != 2 || !slices.Contains(enlisted.macs(), "52:54:00:0e:00:a2") {
 		t.Fatalf("enlisted machine: %+v", enlisted)
 	}
-	if ev := s.events(enlisted.SystemID); !strings.Contains(ev, "BMC is at 192.0.2.21") {
-		t.Fatalf("the in-band BMC address is not on the enlisted machine:\n%s", ev)
+	if ev := s.events(enlisted.SystemID); !strings.Contains(ev, "ipmi BMC at 192.0.2.21 has the user anvil, created in-band") {
+		t.Fatalf("the enlisted machine's BMC did not get Anvil's user:\n%s", ev)
+	}
+	// The user the environment created in-band works over the LAN, with
+	// the password only Anvil knows.
+	var params map[string]string
+	s.api("GET", "machines/"+enlisted.SystemID+"/", url.Values{"op": {"power_parameters"}}, &params)
+	if enlisted.PowerType != "ipmi" || params["power_user"] != "anvil" || len(params["power_pass"]) != 16 || params["power_address"] != "192.0.2.21" {
+		t.Fatalf("enlisted machine's power: %s %v", enlisted.PowerType, params)
+	}
+	if out := s.ipmitoolAs("192.0.2.21", "anvil", params["power_pass"], "chassis", "power", "status"); !strings.Contains(out, "off") {
+		t.Fatalf("ipmitool as anvil: %s", out)
 	}
 	if got := len(s.machines()); got != 1 {
 		t.Fatalf("%d machines after one enlistment", got)

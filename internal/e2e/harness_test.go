@@ -225,6 +225,7 @@ type apiMachine struct {
 	StatusName string  `json:"status_name"`
 	StatusMsg  string  `json:"status_message"`
 	PowerState string  `json:"power_state"`
+	PowerType  string  `json:"power_type"`
 	CPUCount   int     `json:"cpu_count"`
 	Memory     int64   `json:"memory"`
 	Storage    float64 `json:"storage"`
@@ -364,8 +365,14 @@ func (s *site) machineAt(name, bmcIP, bmcMAC, uuid string, macs, taps []string, 
 // ipmitool runs the real ipmitool against a BMC, inside the namespace.
 func (s *site) ipmitool(bmcIP string, args ...string) string {
 	s.t.Helper()
+	return s.ipmitoolAs(bmcIP, bmcUser, bmcPass, args...)
+}
+
+// ipmitoolAs is ipmitool with other credentials.
+func (s *site) ipmitoolAs(bmcIP, user, pass string, args ...string) string {
+	s.t.Helper()
 	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns.Name, "ipmitool", "-I", "lanplus", "-H", bmcIP,
-		"-U", bmcUser, "-P", bmcPass}, args...)...)
+		"-U", user, "-P", pass}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		s.t.Fatalf("ipmitool %v: %v\n%s", args, err, out)

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -173,7 +174,11 @@ func (s *Service) Hello(ctx context.Context, req agentapi.HelloRequest, source s
 	case id.Held != "":
 		return s.hold(ctx, id, req.Identity, source), nil
 	case id.Machine == nil:
-		return agentapi.HelloResponse{Action: agentapi.ActionEnlist, Message: "unknown machine: enlist"}, nil
+		r := agentapi.HelloResponse{Action: agentapi.ActionEnlist, Message: "unknown machine: enlist"}
+		if b := req.BMC; b != nil && b.Type == "ipmi" && b.Address != "" {
+			r.BMCUser = s.EnlistBMCUser
+		}
+		return r, nil
 	}
 	return s.greet(ctx, id.Machine.SystemID, req, source)
 }
@@ -318,6 +323,35 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 	}
 }
 
+// enlistedPower takes the BMC user the environment created, when Anvil
+// asked for one: the machine gets ipmi power with those credentials. When
+// it cannot, why says so (empty when nothing was offered).
+func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest) (why string, ok bool) {
+	c, b := req.BMCCredentials, req.BMC
+	if c == nil {
+		return "", false
+	}
+	if s.EnlistBMCUser == "" || c.User != s.EnlistBMCUser || b == nil || b.Type != "ipmi" || b.Address == "" {
+		return "; credentials Anvil did not ask for were ignored", false
+	}
+	addr := b.Address
+	if b.Port != 0 && b.Port != 623 {
+		addr = net.JoinHostPort(addr, strconv.Itoa(b.Port))
+	}
+	params := map[string]string{"power_address": addr, "power_user": c.User, "power_pass": c.Password}
+	if err := s.ValidatePower("ipmi", params); err != nil {
+		return "; the credentials sent are not usable: " + err.Error(), false
+	}
+	m.PowerType, m.PowerParams = "ipmi", params
+	id, err := s.bmcIdentity(*m)
+	if err != nil {
+		m.PowerType, m.PowerParams = "manual", nil
+		return "; the credentials sent are not usable: " + err.Error(), false
+	}
+	m.BMCIdentity = id
+	return "", true
+}
+
 // enlisted builds the NEW machine an enlistment creates.
 func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Machine {
 	now := s.Now()
@@ -341,8 +375,10 @@ func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Ma
 		machine.ApplyInventory(&m, inv)
 	}
 	text := fmt.Sprintf("Enlisted from %s with %d interface(s)", source, len(m.Interfaces))
-	if b := req.BMC; b != nil && b.Address != "" {
-		text += fmt.Sprintf("; its %s BMC is at %s (set its credentials to manage power)", b.Type, b.Address)
+	if why, ok := s.enlistedPower(&m, req); ok {
+		text += fmt.Sprintf("; its ipmi BMC at %s has the user %s, created in-band: Anvil manages its power", req.BMC.Address, req.BMCCredentials.User)
+	} else if b := req.BMC; b != nil && b.Address != "" {
+		text += fmt.Sprintf("; its %s BMC is at %s (set its credentials to manage power%s)", b.Type, b.Address, why)
 	}
 	m.StatusMessage = text
 	return m

@@ -29,6 +29,10 @@ type Service struct {
 	// EnlistCommission sends machines that enlist straight on to
 	// commissioning instead of powering them off NEW.
 	EnlistCommission bool
+	// EnlistBMCUser is the user an enlisting environment creates on its
+	// IPMI BMC (in-band, fresh password), so that the machine is power
+	// managed from the start; empty leaves BMCs alone.
+	EnlistBMCUser string
 	Log              *slog.Logger
 	Now              func() time.Time
 	// defaultPoll is the monitor's configured interval (nanoseconds), for

@@ -66,6 +66,9 @@ type Config struct {
 	// EnlistCommission sends enlisting machines straight on to
 	// commissioning instead of powering them off NEW.
 	EnlistCommission bool
+	// EnlistBMCUser is the IPMI user enlisting machines create in-band
+	// (region.Service.EnlistBMCUser); empty leaves BMCs alone.
+	EnlistBMCUser string
 	// TFTPAddr and BootHTTPAddr, when set, run a rack in this process:
 	// TFTP and HTTP boot answered from a cache this region feeds.
 	TFTPAddr, BootHTTPAddr string
@@ -120,6 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	drivers := power.NewRegistry(power.Manual{}, ipmi.Driver{}, redfish.Driver{}, webhook.Driver{})
 	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
 	svc.EnlistCommission = cfg.EnlistCommission
+	svc.EnlistBMCUser = cfg.EnlistBMCUser
 	if cfg.DriftGrace != 0 {
 		svc.Drift.Grace = cfg.DriftGrace
 	}
