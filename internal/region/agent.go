@@ -403,8 +403,8 @@ func (s *Service) MachineForToken(ctx context.Context, consumerKey, tokenKey, se
 
 // Signal takes the environment's op=signal: status, an error text and
 // result files. The structured inventory, when sent, is checked before
-// anything is stored; the results are stored, then the inventory and the
-// step in one transaction.
+// anything is stored; the results, the inventory and the step are then
+// written in one transaction.
 func (s *Service) Signal(ctx context.Context, systemID string, issued machine.Status, status, errText string, files map[string][]byte) (machine.Machine, error) {
 	action, err := machine.SignalAction(status)
 	if err != nil {
@@ -426,11 +426,6 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	if len(errText) > 4096 {
 		errText = errText[:4096]
 	}
-	if len(files) > 0 {
-		if err := s.Store.PutResults(ctx, systemID, files); err != nil {
-			return machine.Machine{}, err
-		}
-	}
 	before := func(m *machine.Machine) ([]machine.Event, error) {
 		if m.Status != issued {
 			return nil, fmt.Errorf("%w: machine %s is %s", ErrTokenExpired, systemID, m.Status)
@@ -441,7 +436,7 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 		machine.ApplyInventory(m, *inv)
 		return []machine.Event{{Type: "Inventory", Level: machine.LevelInfo, Created: s.Now(), Description: inventorySummary(*inv)}}, nil
 	}
-	m, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: action, Comment: errText}, actOpts{before: before})
+	m, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: action, Comment: errText}, actOpts{before: before, results: files})
 	if err != nil {
 		return machine.Machine{}, err
 	}

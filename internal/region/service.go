@@ -33,8 +33,8 @@ type Service struct {
 	// IPMI BMC (in-band, fresh password), so that the machine is power
 	// managed from the start; empty leaves BMCs alone.
 	EnlistBMCUser string
-	Log              *slog.Logger
-	Now              func() time.Time
+	Log           *slog.Logger
+	Now           func() time.Time
 	// defaultPoll is the monitor's configured interval (nanoseconds), for
 	// PollInterval when no setting overrides it.
 	defaultPoll atomic.Int64
@@ -62,11 +62,13 @@ type actOpts struct {
 	// noPower skips the power work the step asks for: the machine is
 	// already running the environment the step would boot.
 	noPower bool
+	// results are result files stored in the step's transaction.
+	results map[string][]byte
 }
 
 func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input, opts actOpts) (machine.Machine, *store.PowerRequest, error) {
 	var out machine.Outcome
-	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+	m, err := s.updateWith(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, error) {
 		if !machine.CanView(actor, m) {
 			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
 		}
@@ -111,14 +113,24 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 // every change: a machine in a netbooting phase has an enrolment secret
 // for its boot, and one outside such a phase has none and no wrong boots.
 func (s *Service) update(ctx context.Context, systemID string, fn store.UpdateFunc) (machine.Machine, error) {
-	return s.Store.UpdateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+	return s.updateWith(ctx, systemID, nil, fn)
+}
+
+// updateWith is update that also stores result files, when there are
+// any, in the same transaction.
+func (s *Service) updateWith(ctx context.Context, systemID string, results map[string][]byte, fn store.UpdateFunc) (machine.Machine, error) {
+	keep := func(m *machine.Machine) ([]machine.Event, error) {
 		evs, err := fn(m)
 		if err != nil {
 			return nil, err
 		}
 		keepEnrol(m)
 		return evs, nil
-	})
+	}
+	if len(results) > 0 {
+		return s.Store.UpdateMachineWithResults(ctx, systemID, results, keep)
+	}
+	return s.Store.UpdateMachine(ctx, systemID, keep)
 }
 
 // PowerResult records a finished power command and the lifecycle step it

@@ -291,6 +291,10 @@ type Store interface {
 	LookupMachineToken(ctx context.Context, consumerKey, tokenKey, secret string) (string, machine.Status, error)
 	DeleteMachineTokens(ctx context.Context, systemID string) error
 	PutResults(ctx context.Context, systemID string, files map[string][]byte) error
+	// UpdateMachineWithResults is UpdateMachine that also stores result
+	// files (as PutResults) in the same transaction: results and the step
+	// they led to are written together or not at all.
+	UpdateMachineWithResults(ctx context.Context, systemID string, files map[string][]byte, fn UpdateFunc) (machine.Machine, error)
 	ListResults(ctx context.Context, systemID string) ([]Result, error)
 
 	// Zones and pools: names are unique; "default" cannot be deleted; a zone

@@ -80,29 +80,32 @@ func (s *Store) DeleteMachineTokens(ctx context.Context, systemID string) error 
 // PutResults stores result files, replacing those of the same name, all or
 // none.
 func (s *Store) PutResults(ctx context.Context, systemID string, files map[string][]byte) error {
+	err := s.inTx(ctx, func(q conn) error { return s.putResults(ctx, q, systemID, files) })
+	if err != nil {
+		if s.d.IsForeignKeyViolation(err) {
+			return notFound("machine", systemID)
+		}
+		return fmt.Errorf("store results of machine %s: %w", systemID, err)
+	}
+	return nil
+}
+
+// putResults replaces the machine's result files of the same names.
+func (s *Store) putResults(ctx context.Context, q conn, systemID string, files map[string][]byte) error {
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	now := s.tv(s.now())
-	err := s.inTx(ctx, func(q conn) error {
-		for _, n := range names {
-			if _, err := q.exec(ctx, `DELETE FROM machine_results WHERE system_id = ? AND name = ?`, systemID, n); err != nil {
-				return err
-			}
-			if _, err := q.exec(ctx, `INSERT INTO machine_results (system_id, name, data, created) VALUES (?, ?, ?, ?)`,
-				systemID, n, append([]byte{}, files[n]...), now); err != nil {
-				return err
-			}
+	for _, n := range names {
+		if _, err := q.exec(ctx, `DELETE FROM machine_results WHERE system_id = ? AND name = ?`, systemID, n); err != nil {
+			return err
 		}
-		return nil
-	})
-	if err != nil {
-		if s.d.IsForeignKeyViolation(err) {
-			return notFound("machine", systemID)
+		if _, err := q.exec(ctx, `INSERT INTO machine_results (system_id, name, data, created) VALUES (?, ?, ?, ?)`,
+			systemID, n, append([]byte{}, files[n]...), now); err != nil {
+			return err
 		}
-		return fmt.Errorf("store results of machine %s: %w", systemID, err)
 	}
 	return nil
 }

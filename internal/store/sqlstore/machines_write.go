@@ -125,6 +125,18 @@ func (s *Store) CreateMachine(ctx context.Context, m *machine.Machine, events []
 // that does not exist fails with store.ErrNotFound, a hostname or MAC held by
 // another machine with a *store.ConflictError.
 func (s *Store) UpdateMachine(ctx context.Context, systemID string, fn store.UpdateFunc) (machine.Machine, error) {
+	return s.updateMachine(ctx, systemID, fn, nil)
+}
+
+// UpdateMachineWithResults is UpdateMachine that also stores result files,
+// as PutResults does, in the same transaction.
+func (s *Store) UpdateMachineWithResults(ctx context.Context, systemID string, files map[string][]byte, fn store.UpdateFunc) (machine.Machine, error) {
+	return s.updateMachine(ctx, systemID, fn, func(q conn) error { return s.putResults(ctx, q, systemID, files) })
+}
+
+// updateMachine is UpdateMachine with more writes (also, when not nil) in
+// its transaction, after the machine's.
+func (s *Store) updateMachine(ctx context.Context, systemID string, fn store.UpdateFunc, also func(q conn) error) (machine.Machine, error) {
 	var (
 		m     machine.Machine
 		rowID int64
@@ -148,7 +160,13 @@ func (s *Store) UpdateMachine(ctx context.Context, systemID string, fn store.Upd
 		if err := s.writeUpdate(ctx, q, rowID, &before, &m); err != nil {
 			return err
 		}
-		return s.insertEvents(ctx, q, forMachine(events, &m))
+		if err := s.insertEvents(ctx, q, forMachine(events, &m)); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(q)
+		}
+		return nil
 	})
 	switch {
 	case fnErr != nil:

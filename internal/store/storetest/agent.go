@@ -122,4 +122,31 @@ func testResults(t *testing.T, s store.Store) {
 	if err := s.PutResults(ctx, "nosuch", map[string][]byte{"x": nil}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("results for an unknown machine: %v", err)
 	}
+
+	// With an update: both or neither.
+	refused := errors.New("refused")
+	_, err = s.UpdateMachineWithResults(ctx, m.SystemID, map[string][]byte{"disks": []byte("d")}, func(m *machine.Machine) ([]machine.Event, error) {
+		m.StatusMessage = "never stored"
+		return nil, refused
+	})
+	if !errors.Is(err, refused) {
+		t.Fatalf("a refused update: %v", err)
+	}
+	if rs, _ := s.ListResults(ctx, m.SystemID); len(rs) != 2 {
+		t.Fatalf("a refused update stored its results: %+v", rs)
+	}
+	got, err := s.UpdateMachineWithResults(ctx, m.SystemID, map[string][]byte{"disks": []byte("d"), "cpuinfo": []byte("e")}, func(m *machine.Machine) ([]machine.Event, error) {
+		m.StatusMessage = "inventory taken"
+		return nil, nil
+	})
+	if err != nil || got.StatusMessage != "inventory taken" {
+		t.Fatalf("update with results: %+v, %v", got, err)
+	}
+	rs, _ = s.ListResults(ctx, m.SystemID)
+	if len(rs) != 3 || string(rs[0].Data) != "e" || rs[1].Name != "disks" {
+		t.Fatalf("results after the update = %+v", rs)
+	}
+	if _, err := s.UpdateMachineWithResults(ctx, "nosuch", map[string][]byte{"x": nil}, func(*machine.Machine) ([]machine.Event, error) { return nil, nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update with results of an unknown machine: %v", err)
+	}
 }
