@@ -131,6 +131,9 @@ func benchCommandLine() string {
 			}
 			continue
 		}
+		if strings.ContainsAny(a, "?&*;' ") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
 		out = append(out, a)
 	}
 	return strings.Join(out, " ")
