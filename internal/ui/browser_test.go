@@ -81,12 +81,26 @@ func TestPagesInBrowser(t *testing.T) {
 		t.Fatalf("the deploy image offered is %q", v)
 	}
 	b.Screenshot(t, "machine-new")
+	// Edit it: a bad hostname is refused by its field; then its BMC is set
+	// (loopback, port 9: nothing answers, and nothing leaves the host).
+	b.Run(t, chromedp.Click(css("#edit summary")), chromedp.SetValue(css(`#edit-machine input[name="hostname"]`), "bad name!"),
+		chromedp.Click(css("#edit-submit")))
+	b.WaitText(t, `#edit-machine [data-error-for="hostname"]`, "bad name!", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css(`#edit-machine input[name="hostname"]`), "web-8"), chromedp.SetValue(css("#edit-power-type"), "ipmi"),
+		chromedp.SetValue(css("#edit-power-address"), "127.0.0.1:9"), chromedp.SetValue(css("#edit-power-user"), "admin"),
+		chromedp.SetValue(css("#edit-power-pass"), "Bmc-secret-9"), chromedp.Click(css("#edit-submit")))
+	b.WaitText(t, "h1", "web-8", 15*time.Second)
+	b.WaitText(t, "#machine-live", "ipmi|127.0.0.1|9|", 15*time.Second)
+	if html := browser.Get(t, b, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); strings.Contains(html, "Bmc-secret-9") {
+		t.Fatal("the page shows the BMC password")
+	}
 	// Mark it broken from its page; the page follows.
 	b.Click(t, "#act-mark_broken")
+	b.WaitText(t, "#action-result", "mark_broken: asked", 15*time.Second)
 	b.WaitText(t, "#machine-status", "Broken", 15*time.Second)
 
 	b.Navigate(t, s.base+"/MAAS/machines")
-	b.WaitText(t, "#machines", "web-7", 15*time.Second)
+	b.WaitText(t, "#machines", "web-8", 15*time.Second)
 	b.Screenshot(t, "machines")
 	b.Navigate(t, s.base+"/MAAS/stats")
 	b.WaitText(t, "#plot-status", "Machines by status", 15*time.Second)

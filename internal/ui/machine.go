@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -19,6 +20,9 @@ type machineData struct {
 	More     bool // the timeline is longer than shown
 	Actions  any
 	Images   []string // what a deploy can use
+	// For the edit form (admins only).
+	Zones, Pools, PowerTypes []string
+	Policies                 []machine.DriftPolicy
 	// Expected is the power state Anvil wants, for the drift line.
 	Expected machine.PowerState
 }
@@ -64,6 +68,14 @@ func (s *Server) machinePage(w http.ResponseWriter, r *http.Request, v *view) (s
 	}
 	if d.Images, err = s.deployableImages(r); err != nil {
 		return "", err
+	}
+	if v.User.Admin {
+		if d.Zones, d.Pools, err = s.groupNames(r); err != nil {
+			return "", err
+		}
+		d.PowerTypes = s.svc.Power.Drivers().Names()
+		slices.Sort(d.PowerTypes)
+		d.Policies = []machine.DriftPolicy{machine.Enforce, machine.Warn}
 	}
 	v.Title, v.Nav, v.Data = d.M.FQDN(), "machines", d
 	return "machine.html", nil

@@ -119,15 +119,17 @@ function confirmOp(op, n, near) {
   });
 }
 
+// The handlers below are delegated to the document: content refreshed in
+// place (refreshMain) keeps working.
 function setupBulk() {
-  const form = document.querySelector("form[data-bulk]");
-  if (!form) return;
   document.addEventListener("change", (ev) => {
     if (ev.target.matches("[data-select-all]")) {
       for (const c of document.querySelectorAll('input[name="machine"]')) c.checked = ev.target.checked;
     }
   });
-  form.addEventListener("submit", async (ev) => {
+  document.addEventListener("submit", async (ev) => {
+    const form = ev.target.closest("form[data-bulk]");
+    if (!form) return;
     ev.preventDefault();
     const op = form.querySelector('[name="op"]').value;
     const ids = [...document.querySelectorAll('input[name="machine"]:checked')].map(c => c.value);
@@ -155,13 +157,12 @@ function setupBulk() {
 }
 
 function setupMachineActions() {
-  const box = document.querySelector("[data-machine]");
-  if (!box) return;
-  const id = box.dataset.machine;
-  const out = box.querySelector(".action-result");
-  box.addEventListener("click", async (ev) => {
-    const b = ev.target.closest("button[data-op]");
+  document.addEventListener("click", async (ev) => {
+    const b = ev.target.closest("[data-machine] button[data-op]");
     if (!b) return;
+    const box = b.closest("[data-machine]");
+    const id = box.dataset.machine;
+    const out = box.querySelector(".action-result");
     const op = b.dataset.op;
     if (!(await confirmOp(op, 1, box))) return;
     out.textContent = op + "…";
@@ -186,7 +187,9 @@ function formBody(form) {
     const input = form.querySelector('[name="' + k + '"]');
     if (input && input.hasAttribute("data-split")) {
       for (const part of String(v).split(/[\s,]+/)) if (part) body.append(k, part);
-    } else if (v !== "") {
+    } else if (v !== "" || (input && input.hasAttribute("data-keep-empty"))) {
+      // Empty fields are left out (an empty password keeps the old one),
+      // unless empty means something, as "inherit" does.
       body.append(k, v);
     }
   }
