@@ -41,6 +41,7 @@ func serveCmd() *cobra.Command {
 		bootURL string
 		enlistC bool
 		bmcUser string
+		advert  string
 		dhcpIf  string
 		dhcpPx  bool
 		noRA    bool
@@ -64,7 +65,7 @@ func serveCmd() *cobra.Command {
 			}
 			srv, err := serve.Start(ctx, serve.Config{
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
-				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC, EnlistBMCUser: bmcUser,
+				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC, EnlistBMCUser: bmcUser, AdvertiseURL: advert,
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
@@ -98,6 +99,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().BoolVar(&dhcpPx, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
 	c.Flags().DurationVar(&grace, "drift-grace", 2*time.Minute, "after a power action, how long a BMC reading that disagrees with it is not yet power drift")
 	c.Flags().BoolVar(&noRA, "no-ipv6-ra-reply", false, "with full DHCP, do not answer IPv6 router solicitations (the answer offers nothing and spares iPXE a 16 s wait)")
+	c.Flags().StringVar(&advert, "advertise-url", "", "this region's base URL as other regions sharing the database reach it, e.g. http://10.0.0.2:5240/MAAS/ (default: from --listen, with the host name for an unspecified address); regions fetch image bytes they lack from each other")
 	c.Flags().StringVar(&bmcUser, "enlist-bmc-user", "anvil", "IPMI user an enlisting machine creates on its BMC, in-band with a fresh password, so Anvil manages its power at once (empty: leave BMCs alone)")
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")

@@ -598,9 +598,23 @@ func (s *Server) downloadImage(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if !slices.ContainsFunc(files, func(f store.BootResourceFile) bool { return f.Complete }) {
+	i := slices.IndexFunc(files, func(f store.BootResourceFile) bool { return f.Complete })
+	if i < 0 {
 		writeText(w, http.StatusNotFound, "no complete image with sha256 "+sum)
 		return
+	}
+	if !imgs.Has(sum) && r.Header.Get(PeerHeader) == "" {
+		unlock := imgs.Lock(sum)
+		var err error
+		if !imgs.Has(sum) { // another request may have fetched it meanwhile
+			err = s.fetchFromPeers(r.Context(), imgs, sum, files[i].Size)
+		}
+		unlock()
+		if err != nil {
+			s.log.Warn("image not on this region's disk and not fetched", "sha256", sum, "err", err)
+			writeText(w, http.StatusServiceUnavailable, "image "+sum+" is complete, but its bytes are on another region that could not be reached: "+err.Error())
+			return
+		}
 	}
 	imgs.Serve(w, r, sum)
 }

@@ -45,8 +45,12 @@ func startImages(t *testing.T, dbURL, dataDir string) (e *env, stop func()) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := region.New(st, power.NewRegistry(power.Manual{}), machine.DefaultConfig(), power.Config{}, log)
 	mux := http.NewServeMux()
-	mux.Handle(api.Prefix, api.New(svc, log, api.Options{Images: imgs}))
 	ts := httptest.NewServer(mux)
+	self := ts.URL + "/MAAS/"
+	mux.Handle(api.Prefix, api.New(svc, log, api.Options{Images: imgs, Self: self}))
+	if err := st.TouchRegion(ctx, self); err != nil {
+		t.Fatal(err)
+	}
 	e = &env{t: t, base: ts.URL + "/MAAS/", dataDir: dataDir, dbURL: dbURL}
 	for _, u := range []struct {
 		name  string

@@ -30,6 +30,12 @@ type Options struct {
 	// Images keeps the bytes of boot resources; without it boot-resources
 	// uploads and image downloads answer 503.
 	Images *images.Store
+	// Self is this region's own base URL ("http://region:5240/MAAS/"), as
+	// recorded in the store's regions; with it, image bytes this region
+	// lacks are fetched from the others.
+	Self string
+	// PeerHTTP fetches from other regions (http.DefaultClient when nil).
+	PeerHTTP *http.Client
 }
 
 // Server is the API's http.Handler.

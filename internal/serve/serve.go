@@ -52,6 +52,10 @@ type Config struct {
 	MonitorInterval time.Duration
 	// Power tunes the power coordinator (workers, timeouts, retries).
 	Power power.Config
+	// AdvertiseURL is this region's base URL as other regions reach it
+	// ("http://10.0.0.2:5240/MAAS/"); empty derives it from the listener
+	// (the host name when it listens on every address).
+	AdvertiseURL string
 	// UI tunes the web pages (live stream polling, plot sampling).
 	UI ui.Options
 	// Monitor tunes the power monitor (poll interval, back-off).
@@ -139,7 +143,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, fmt.Errorf("images: %w", err)
 	}
-	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs}))
+	self := cfg.AdvertiseURL
+	if self == "" {
+		self = advertiseURL(ln.Addr())
+	}
+	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self}))
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	pages, err := ui.New(svc, cfg.Log, cfg.UI)
 	if err != nil {
@@ -162,7 +170,8 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
 
 	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
-	s.loops.Add(4)
+	s.loops.Add(5)
+	go func() { defer s.loops.Done(); s.announce(bg, self, cfg.Log) }()
 	go func() { defer s.loops.Done(); pages.Run(bg) }()
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
@@ -309,4 +318,35 @@ func SetPassword(ctx context.Context, dataDir, dbURL, username, pw string, admin
 		return fmt.Errorf("user %s: %w", username, err)
 	}
 	return st.SetPassword(ctx, username, hash)
+}
+
+// advertiseURL is the base URL other regions reach this one at, from the
+// listener: the host name stands in for an unspecified address.
+func advertiseURL(a net.Addr) string {
+	host, port, _ := net.SplitHostPort(a.String())
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		} else {
+			host = "localhost"
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/MAAS/"
+}
+
+// announce records this region in the store now and every minute, so
+// that other regions sharing the database can fetch image bytes from it.
+func (s *Server) announce(ctx context.Context, self string, log *slog.Logger) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		if err := s.Store.TouchRegion(ctx, self); err != nil && ctx.Err() == nil {
+			log.Warn("record this region", "url", self, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

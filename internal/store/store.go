@@ -334,6 +334,10 @@ type Store interface {
 	// GetConfig and SetConfig keep run-time settings (MAAS's get_config and
 	// set_config); ok is false for a setting never set.
 	GetConfig(ctx context.Context, name string) (value string, ok bool, err error)
+	// TouchRegion records that the region process answering at url is
+	// alive; Regions lists those seen since a time, newest first.
+	TouchRegion(ctx context.Context, url string) error
+	Regions(ctx context.Context, since time.Time) ([]string, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 

@@ -81,3 +81,23 @@ func testConfig(t *testing.T, s store.Store) {
 		t.Fatal("an empty setting name was accepted")
 	}
 }
+
+func testRegions(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	before := time.Now().Add(-time.Minute)
+	if rs, err := s.Regions(ctx, before); err != nil || len(rs) != 0 {
+		t.Fatalf("regions of an empty store: %v, %v", rs, err)
+	}
+	for _, u := range []string{"http://a:5240/MAAS/", "http://b:5240/MAAS/", "http://a:5240/MAAS/"} {
+		if err := s.TouchRegion(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := s.Regions(ctx, before)
+	if err != nil || len(rs) != 2 {
+		t.Fatalf("regions: %v, %v", rs, err)
+	}
+	if rs, _ := s.Regions(ctx, time.Now().Add(time.Minute)); len(rs) != 0 {
+		t.Fatalf("regions seen in the future: %v", rs)
+	}
+}

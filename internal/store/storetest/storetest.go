@@ -51,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tokens", testTokens},
 		{"Sessions", testSessions},
 		{"Config", testConfig},
+		{"Regions", testRegions},
 		{"Zones", testZones},
 		{"Pools", testPools},
 		{"Tags", testTags},
