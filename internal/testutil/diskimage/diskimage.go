@@ -27,8 +27,8 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/testutil/buildcache"
 	"io"
 	"os"
 	"os/exec"
@@ -264,31 +264,20 @@ func build() {
 		h.Write(b)
 	}
 	key := hex.EncodeToString(h.Sum(nil))
-	dir := filepath.Join(os.TempDir(), "anvil-diskimage-"+key[:16])
-	image = filepath.Join(dir, imageFile)
-	if fi, err := os.Stat(image); err == nil {
-		imageSizeOnDisk = fi.Size()
-		return
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "anvil-diskimage-build-")
+	fresh := false
+	dir, err := buildcache.Dir("diskimage", key, imageFile, func(tmp string) error {
+		fresh = true
+		return makeImage(filepath.Join(tmp, imageFile), tmp, in)
+	})
 	if err != nil {
 		failure = err
 		return
 	}
-	if err := makeImage(filepath.Join(tmp, imageFile), tmp, in); err != nil {
-		os.RemoveAll(tmp)
-		failure = err
-		return
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		// Another test binary finished the same build first.
-		if _, serr := os.Stat(image); serr != nil {
-			failure = errors.Join(err, serr)
-			return
-		}
-	}
+	image = filepath.Join(dir, imageFile)
 	imageSizeOnDisk = ImageSize
+	if fi, err := os.Stat(image); err == nil && !fresh {
+		imageSizeOnDisk = fi.Size()
+	}
 }
 
 // gather reads the kernel, builds the initramfs and finds the tools; any

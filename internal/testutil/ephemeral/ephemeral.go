@@ -6,7 +6,7 @@ package ephemeral
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
+	"github.com/anvilmetal/anvil/internal/testutil/buildcache"
 	"io"
 	"io/fs"
 	"os"
@@ -61,28 +61,15 @@ func build() {
 		failure = err
 		return
 	}
-	dir := filepath.Join(os.TempDir(), "anvil-ephemeral-"+key[:16])
-	kernel, initrd = filepath.Join(dir, builder.KernelFile), filepath.Join(dir, builder.InitrdFile)
-	if _, err := os.Stat(filepath.Join(dir, builder.ManifestFile)); err == nil {
-		return
-	}
-	tmp, err := os.MkdirTemp(os.TempDir(), "anvil-ephemeral-build-")
+	dir, err := buildcache.Dir("ephemeral", key, builder.ManifestFile, func(tmp string) error {
+		_, err := builder.Build(builder.Options{Out: tmp, KernelVersion: kv, SourceDir: root})
+		return err
+	})
 	if err != nil {
 		failure = err
 		return
 	}
-	if _, err := builder.Build(builder.Options{Out: tmp, KernelVersion: kv, SourceDir: root}); err != nil {
-		os.RemoveAll(tmp)
-		failure = err
-		return
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		// Another test binary finished the same build first.
-		if _, serr := os.Stat(filepath.Join(dir, builder.ManifestFile)); serr != nil {
-			failure = errors.Join(err, serr)
-		}
-	}
+	kernel, initrd = filepath.Join(dir, builder.KernelFile), filepath.Join(dir, builder.InitrdFile)
 }
 
 // sourceHash hashes the kernel version, go.mod, go.sum and every non-test
