@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/serve"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // site is an Anvil on a loopback port with an admin "ada" whose password
@@ -307,5 +308,25 @@ func TestNonAdminPages(t *testing.T) {
 	_, _, page := s.do(c, "GET", "/MAAS/settings", nil, nil)
 	if !strings.Contains(page, `id="readonly-note"`) || !strings.Contains(page, `class="readonly"`) || strings.Contains(page, `href="/MAAS/machines/add"`) {
 		t.Fatalf("bob's settings page offers what he may not do:\n%s", page)
+	}
+}
+
+// Unknown MACs the rack saw are listed, with a way to add each.
+func TestDiscoveriesPage(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+	s.login(c, "ada", adaPass)
+	now := time.Now()
+	if err := s.srv.Store.NoteDiscovery(context.Background(), store.Discovery{MAC: "52:54:00:d1:00:01", IP: "192.0.2.50",
+		FirstSeen: now, LastSeen: now, Seen: 1, LastWhat: "DHCP discover"}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, page := s.do(c, "GET", "/MAAS/discoveries", nil, nil)
+	if !strings.Contains(page, "52:54:00:d1:00:01") || !strings.Contains(page, `href="/MAAS/machines/add?mac=52%3a54%3a00%3ad1%3a00%3a01"`) {
+		t.Fatalf("discoveries page:\n%s", page)
+	}
+	_, _, page = s.do(c, "GET", "/MAAS/machines/add?mac=52:54:00:d1:00:01", nil, nil)
+	if !strings.Contains(page, `value="52:54:00:d1:00:01"`) {
+		t.Fatalf("the add page is not prefilled:\n%s", page)
 	}
 }

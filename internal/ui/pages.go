@@ -14,6 +14,18 @@ import (
 type addData struct {
 	Zones, Pools, PowerTypes []string
 	Architectures            []string
+	MAC                      string // prefilled, from the discoveries page
+}
+
+// discoveriesPage lists MACs that asked for an address or a boot and
+// belong to no machine: racked servers nobody has added yet.
+func (s *Server) discoveriesPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	ds, err := s.store.ListDiscoveries(r.Context())
+	if err != nil {
+		return "", err
+	}
+	v.Title, v.Nav, v.Data = "Discoveries", "discoveries", ds
+	return "discoveries.html", nil
 }
 
 func (s *Server) addPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
@@ -22,7 +34,7 @@ func (s *Server) addPage(w http.ResponseWriter, r *http.Request, v *view) (strin
 		return "", err
 	}
 	d := addData{Zones: zones, Pools: pools, PowerTypes: s.svc.Power.Drivers().Names(),
-		Architectures: []string{"amd64/generic", "arm64/generic"}}
+		Architectures: []string{"amd64/generic", "arm64/generic"}, MAC: r.URL.Query().Get("mac")}
 	slices.Sort(d.PowerTypes)
 	v.Title, v.Nav, v.Data = "Add machine", "add", d
 	return "add.html", nil

@@ -101,6 +101,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /MAAS/machine/{id}", s.page(s.machinePage))
 	s.mux.HandleFunc("GET /MAAS/machine/{id}/live", s.fragment(s.machineLive))
 	s.mux.HandleFunc("GET /MAAS/settings", s.page(s.settingsPage))
+	s.mux.HandleFunc("GET /MAAS/discoveries", s.page(s.discoveriesPage))
 	s.mux.HandleFunc("GET /MAAS/stats", s.page(s.statsPage))
 	s.mux.HandleFunc("GET /MAAS/stats/live", s.fragment(s.statsLive))
 	s.mux.HandleFunc("GET /MAAS/stream", s.fragment(s.stream))
