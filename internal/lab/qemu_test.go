@@ -93,7 +93,10 @@ func serialSize(m *QEMUMachine) int {
 func firstSeen(t *testing.T, m *QEMUMachine, off int, a, b string) string {
 	t.Helper()
 	var first string
-	waitFor(30*time.Second, func() bool {
+	// OVMF under TCG takes 10-20 s to reach its boot manager on a quiet
+	// machine; a loaded CI machine (parallel test packages, PostgreSQL)
+	// has been seen to need more than 30.
+	waitFor(90*time.Second, func() bool {
 		out, _ := os.ReadFile(m.SerialLog())
 		if off > len(out) {
 			return false
