@@ -313,3 +313,17 @@ func TestDriverConcurrentQueries(t *testing.T) {
 		t.Fatalf("after the storm: %s", st)
 	}
 }
+
+// A BMC that takes over a second to answer is not asked to open a session
+// twice: with the default settings every operation holds one session on
+// the BMC, never two.
+func TestDriverSlowLoginOneSession(t *testing.T) {
+	meter := lab.NewSessionMeter()
+	m, _, p := labBMC(t, ipmibmc.Options{User: labUser, Password: labPass, Sessions: meter, Faults: lab.Faults{Delay: 1200 * time.Millisecond}})
+	if err := (ipmi.Driver{}).PowerOn(ctxFor(t, 60*time.Second), p); err != nil || !m.IsOn() {
+		t.Fatalf("power on through a slow BMC: %v", err)
+	}
+	if s := meter.Stats(); s.MaxOneBMC != 1 {
+		t.Fatalf("the BMC held %d sessions at once for one operation (%+v)", s.MaxOneBMC, s)
+	}
+}

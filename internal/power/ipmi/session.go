@@ -36,6 +36,20 @@ func (d Driver) timeout(p params) time.Duration {
 	return time.Duration(client.DefaultLanplusTimeoutSec) * time.Second
 }
 
+// loginTimeout is the per-request wait while logging in (see
+// Driver.LoginTimeout). A dead BMC then costs up to (Retries+1) x 3 s of a
+// worker instead of x 1 s; the monitor polls a BMC that keeps failing
+// less and less often (machine.NextPoll), so that cost fades.
+func (d Driver) loginTimeout(p params) time.Duration {
+	switch {
+	case d.LoginTimeout > 0:
+		return d.LoginTimeout
+	case d.Timeout > 0:
+		return d.Timeout
+	}
+	return max(3*time.Second, d.timeout(p))
+}
+
 func (d Driver) retries() int {
 	switch {
 	case d.Retries < 0:
@@ -57,7 +71,7 @@ func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
 	if err != nil {
 		return nil, &power.Error{Kind: power.BadParams, Op: "login", Err: err}
 	}
-	c.WithTimeout(d.timeout(p)).WithRetry(d.retries()).WithMaxPrivilegeLevel(p.priv)
+	c.WithTimeout(d.loginTimeout(p)).WithRetry(d.retries()).WithMaxPrivilegeLevel(p.priv)
 	if p.lan15 {
 		c.WithInterface(client.InterfaceLan)
 	} else {
@@ -76,6 +90,7 @@ func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
 		go closeWithin(c, budget)
 		return nil, &setupError{err}
 	}
+	c.WithTimeout(d.timeout(p))
 	return c, nil
 }
 
