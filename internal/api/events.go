@@ -110,7 +110,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *request) error {
 	}
 	f.Ascending, f.BeforeID, f.Limit = true, 0, 500
 	fmt.Fprintf(w, ": watching events after %d\n\n", f.AfterID)
-	s.follow(r, w, fl, func() (bool, error) {
+	s.follow(r, w, fl, 0, func() (bool, error) {
 		evs, err := s.store.QueryEvents(r.Context(), f)
 		if err != nil {
 			return false, err

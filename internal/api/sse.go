@@ -25,13 +25,18 @@ func startSSE(w http.ResponseWriter) (http.Flusher, error) {
 // once, the poll interval catches changes made by other regions, and
 // keep-alive comments stop proxies from closing a quiet stream. step
 // returns more=true when it stopped early with more to send.
-func (s *Server) follow(r *request, w http.ResponseWriter, fl http.Flusher, step func() (more bool, err error)) {
+//
+// gap is the least time between two steps woken by the hub: changes come
+// in bursts (a boot storm, a power sweep), and a step that reads every
+// machine's version should run a few times a second, not once per change.
+func (s *Server) follow(r *request, w http.ResponseWriter, fl http.Flusher, gap time.Duration, step func() (more bool, err error)) {
 	keepAlive := time.NewTicker(15 * time.Second)
 	defer keepAlive.Stop()
 	poll := time.NewTicker(s.opts.WatchPoll)
 	defer poll.Stop()
 	for {
 		changed := s.svc.Hub.Changed()
+		stepped := time.Now()
 		more, err := step()
 		if err != nil {
 			if r.Context().Err() == nil {
@@ -47,6 +52,13 @@ func (s *Server) follow(r *request, w http.ResponseWriter, fl http.Flusher, step
 		case <-r.Context().Done():
 			return
 		case <-changed:
+			if wait := gap - time.Since(stepped); wait > 0 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		case <-poll.C:
 		case <-keepAlive.C:
 			fmt.Fprint(w, ": keep-alive\n\n")
