@@ -47,11 +47,12 @@ type Driver struct {
 	// means 4 (ipmitool's default), negative means never.
 	Retries int
 	// LoginTimeout is how long each login request waits before it is sent
-	// again; 0 means Timeout when that is set, else 3 s. Logins wait
-	// longer than commands by default: a BMC opens a session for every
-	// Open Session Request it receives, so resending one that was merely
-	// slow (a busy BMC can take over a second) leaves a second session
-	// behind until the BMC evicts it, and BMCs have few session slots.
+	// again (once); 0 means 3 s, or Timeout and Retries when either is
+	// set. Logins wait longer than commands by default: a BMC opens a
+	// session for every Open Session Request it receives, so resending one
+	// that was merely slow (a busy BMC can take over a second) leaves a
+	// second session behind until the BMC evicts it, and BMCs have few
+	// session slots.
 	LoginTimeout time.Duration
 }
 

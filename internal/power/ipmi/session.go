@@ -36,18 +36,18 @@ func (d Driver) timeout(p params) time.Duration {
 	return time.Duration(client.DefaultLanplusTimeoutSec) * time.Second
 }
 
-// loginTimeout is the per-request wait while logging in (see
-// Driver.LoginTimeout). A dead BMC then costs up to (Retries+1) x 3 s of a
-// worker instead of x 1 s; the monitor polls a BMC that keeps failing
-// less and less often (machine.NextPoll), so that cost fades.
-func (d Driver) loginTimeout(p params) time.Duration {
+// login is the per-request wait and the resends while logging in (see
+// Driver.LoginTimeout). By default: 3 s and one resend, so a dead BMC
+// holds a worker 6 s (five 1-s tries before) and a slow one is not asked
+// twice. A caller that set Timeout or Retries gets them for the login too.
+func (d Driver) login(p params) (time.Duration, int) {
 	switch {
 	case d.LoginTimeout > 0:
-		return d.LoginTimeout
-	case d.Timeout > 0:
-		return d.Timeout
+		return d.LoginTimeout, min(d.retries(), 1)
+	case d.Timeout > 0 || d.Retries != 0:
+		return d.timeout(p), d.retries()
 	}
-	return max(3*time.Second, d.timeout(p))
+	return max(3*time.Second, d.timeout(p)), 1
 }
 
 func (d Driver) retries() int {
@@ -71,7 +71,8 @@ func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
 	if err != nil {
 		return nil, &power.Error{Kind: power.BadParams, Op: "login", Err: err}
 	}
-	c.WithTimeout(d.loginTimeout(p)).WithRetry(d.retries()).WithMaxPrivilegeLevel(p.priv)
+	lt, lr := d.login(p)
+	c.WithTimeout(lt).WithRetry(lr).WithMaxPrivilegeLevel(p.priv)
 	if p.lan15 {
 		c.WithInterface(client.InterfaceLan)
 	} else {
@@ -90,7 +91,7 @@ func (d Driver) open(ctx context.Context, p params) (*client.Client, error) {
 		go closeWithin(c, budget)
 		return nil, &setupError{err}
 	}
-	c.WithTimeout(d.timeout(p))
+	c.WithTimeout(d.timeout(p)).WithRetry(d.retries())
 	return c, nil
 }
 
