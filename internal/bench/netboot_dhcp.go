@@ -16,6 +16,7 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/netns"
 )
 
 // The pool every server hands out: the /15 minus the two link addresses,
@@ -79,8 +80,8 @@ func startAnvilDHCP(tp *nbTopo, store dhcp.LeaseStore, closeStore func() error) 
 	}
 	done := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked, see inNetns
-		if err := enterNetns(tp.srvNS); err != nil {
+		runtime.LockOSThread() // never unlocked, see netns.Enter
+		if err := netns.Enter(tp.srvNS); err != nil {
 			done <- err
 			return
 		}
@@ -178,7 +179,7 @@ func startDnsmasq(tp *nbTopo, dir string) (*dhcpInstance, error) {
 // binds the same address.
 func dhcpProbe(ctx context.Context, tp *nbTopo, inst *dhcpInstance) error {
 	giaddr := net.ParseIP(nbClientIP).To4()
-	conn, err := inNetns(tp.cliNS, func() (*net.UDPConn, error) {
+	conn, err := netns.Call(tp.cliNS, func() (*net.UDPConn, error) {
 		return server4.NewIPv4UDPConn(tp.cliIf, &net.UDPAddr{IP: giaddr, Port: dhcpv4.ServerPort})
 	})
 	if err != nil {

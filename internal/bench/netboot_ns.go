@@ -12,8 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // The netboot bench's addresses. The server end carries 192.0.2.1 (what
@@ -76,39 +74,6 @@ func (t *nbTopo) close() {
 	}
 }
 
-// inNetns runs fn on an OS thread switched into namespace ns. The thread
-// is never unlocked, so it exits with the goroutine instead of going back
-// to the pool in the wrong namespace. Sockets fn creates stay in ns
-// whichever goroutine uses them later.
-func inNetns[T any](ns string, fn func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := enterNetns(ns); err != nil {
-			ch <- result{err: err}
-			return
-		}
-		v, err := fn()
-		ch <- result{v, err}
-	}()
-	r := <-ch
-	return r.v, r.err
-}
-
-// enterNetns switches the calling (locked) thread into namespace ns.
-func enterNetns(ns string) error {
-	f, err := os.Open("/var/run/netns/" + ns)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-}
-
 // nsCmd runs a program in namespace ns. `ip netns exec` execs it in
 // place, so the command's pid is the program's.
 func nsCmd(ctx context.Context, ns string, args ...string) *exec.Cmd {
@@ -153,7 +118,7 @@ type spawnJob struct {
 
 // spawn starts cmd from one thread that lives as long as the process.
 // Pdeathsig fires when the forking *thread* exits, and threads do exit
-// here: each inNetns goroutine takes whatever thread it lands on, maybe
+// here: each netns.Call goroutine takes whatever thread it lands on, maybe
 // one that started a server, and kills that thread when it ends.
 func spawn(cmd *exec.Cmd) error {
 	spawnOnce.Do(func() {

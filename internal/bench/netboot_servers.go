@@ -14,6 +14,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot"
 	"github.com/anvilmetal/anvil/internal/boot/httpboot"
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
+	"github.com/anvilmetal/anvil/internal/netns"
 )
 
 // Ports in the server namespace. Both servers of a protocol run at once
@@ -35,8 +36,8 @@ func startAnvilTFTP(tp *nbTopo, www string) (func(), error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread() // never unlocked, see inNetns
-		if err := enterNetns(tp.srvNS); err != nil {
+		runtime.LockOSThread() // never unlocked, see netns.Enter
+		if err := netns.Enter(tp.srvNS); err != nil {
 			ready <- err
 			return
 		}
@@ -81,7 +82,7 @@ func startHPA(ctx context.Context, tp *nbTopo, www string) (*child, error) {
 // the rack configures it. Accepted connections belong to the listener's
 // namespace, so only the listen needs the locked thread.
 func startAnvilHTTP(tp *nbTopo, www string) (func(), error) {
-	ln, err := inNetns(tp.srvNS, func() (net.Listener, error) {
+	ln, err := netns.Call(tp.srvNS, func() (net.Listener, error) {
 		return net.Listen("tcp", net.JoinHostPort(nbServerIP, strconv.Itoa(anvilHTTPPort)))
 	})
 	if err != nil {
@@ -136,7 +137,7 @@ func startNginx(ctx context.Context, tp *nbTopo, dir, www string) (*child, error
 		if c.exited() {
 			return nil, fmt.Errorf("nginx exited: %s", c.output())
 		}
-		conn, err := inNetns(tp.srvNS, func() (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) })
+		conn, err := netns.Call(tp.srvNS, func() (net.Conn, error) { return net.DialTimeout("tcp", addr, time.Second) })
 		if err == nil {
 			conn.Close()
 			return c, nil

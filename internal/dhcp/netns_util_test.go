@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -18,7 +17,8 @@ import (
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
-	"golang.org/x/sys/unix"
+
+	"github.com/anvilmetal/anvil/internal/netns"
 )
 
 // topo is two network namespaces of the test's own, joined by a veth
@@ -83,38 +83,6 @@ func newTopo(t *testing.T) *topo {
 	return tp
 }
 
-// inNS runs fn on an OS thread switched into namespace ns. The thread is
-// never unlocked, so it exits with the goroutine instead of returning to
-// the pool in the wrong namespace. Sockets fn creates stay in ns and can
-// be used from any goroutine.
-func inNS[T any](ns string, fn func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := setns(ns); err != nil {
-			ch <- result{err: err}
-			return
-		}
-		v, err := fn()
-		ch <- result{v, err}
-	}()
-	r := <-ch
-	return r.v, r.err
-}
-
-func setns(ns string) error {
-	f, err := os.Open(filepath.Join("/var/run/netns", ns))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-}
-
 // running is a server serving on the server end of the pair, with a
 // file-backed lease store.
 type running struct {
@@ -162,7 +130,7 @@ func startServer(t *testing.T, tp *topo, cfg Config, leases string) *running {
 	srv.listening = func() { close(ready) }
 	go func() {
 		runtime.LockOSThread() // never unlocked, see inNS
-		if err := setns(tp.srvNS); err != nil {
+		if err := netns.Enter(tp.srvNS); err != nil {
 			r.done <- err
 			return
 		}
@@ -200,7 +168,7 @@ func (r *running) stop(t *testing.T) {
 // client interface, allowed to broadcast.
 func clientConn(t *testing.T, tp *topo, laddr *net.UDPAddr) *net.UDPConn {
 	t.Helper()
-	c, err := inNS(tp.cliNS, func() (*net.UDPConn, error) { return server4.NewIPv4UDPConn(tp.cliIf, laddr) })
+	c, err := netns.Call(tp.cliNS, func() (*net.UDPConn, error) { return server4.NewIPv4UDPConn(tp.cliIf, laddr) })
 	if err != nil {
 		t.Fatal(err)
 	}

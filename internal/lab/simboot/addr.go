@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/anvilmetal/anvil/internal/netns"
 )
 
 // addrs adds each machine's leased address to the shared interface, so
@@ -21,7 +23,7 @@ type addrs struct {
 }
 
 func openAddrs(ns, ifname string) (*addrs, error) {
-	return inNS(ns, func() (*addrs, error) {
+	return netns.Call(ns, func() (*addrs, error) {
 		ifi, err := net.InterfaceByName(ifname)
 		if err != nil {
 			return nil, err

@@ -17,7 +17,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -25,6 +24,8 @@ import (
 	"github.com/insomniacslk/dhcp/dhcpv4"
 	"github.com/insomniacslk/dhcp/dhcpv4/server4"
 	"golang.org/x/sys/unix"
+
+	"github.com/anvilmetal/anvil/internal/netns"
 )
 
 // Net is the provisioning network as the simulated machines see it.
@@ -47,7 +48,7 @@ type Net struct {
 // ns ("" for the caller's own).
 func OpenNet(ns, ifname string) (*Net, error) {
 	n := &Net{pending: map[uint32]chan *dhcpv4.DHCPv4{}, done: make(chan struct{})}
-	conn, err := inNS(ns, func() (*net.UDPConn, error) {
+	conn, err := netns.Call(ns, func() (*net.UDPConn, error) {
 		return server4.NewIPv4UDPConn(ifname, &net.UDPAddr{Port: dhcpv4.ClientPort})
 	})
 	if err != nil {
@@ -139,7 +140,7 @@ type dialRes struct {
 
 func (n *Net) dialer(ns string, ready chan<- error) {
 	runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
-	if err := enterNS(ns); err != nil {
+	if err := netns.Enter(ns); err != nil {
 		ready <- err
 		return
 	}
@@ -254,35 +255,3 @@ func (n *Net) exchange(ctx context.Context, req *dhcpv4.DHCPv4, drop bool, wait 
 }
 
 var errTimeout = errors.New("no reply")
-
-// inNS runs fn on a thread switched into ns (the caller's when "").
-func inNS[T any](ns string, fn func() (T, error)) (T, error) {
-	if ns == "" {
-		return fn()
-	}
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: see dialer
-		if err := enterNS(ns); err != nil {
-			ch <- result{err: err}
-			return
-		}
-		v, err := fn()
-		ch <- result{v, err}
-	}()
-	r := <-ch
-	return r.v, r.err
-}
-
-func enterNS(ns string) error {
-	f, err := os.Open("/var/run/netns/" + ns)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
-}

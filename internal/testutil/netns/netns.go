@@ -4,14 +4,12 @@
 package netns
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	nsrun "github.com/anvilmetal/anvil/internal/netns"
 )
 
 // NS is a network namespace made by a test.
@@ -65,38 +63,9 @@ func (n *NS) Bridge(br, cidr string, taps ...string) {
 
 // Do runs fn on an OS thread switched into the namespace: sockets fn
 // creates belong to the namespace for their whole life.
-func (n *NS) Do(fn func() error) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		// The thread is not unlocked: after setns it must not run other
-		// goroutines, so it exits with this one.
-		if err := n.enter(); err != nil {
-			errc <- err
-			return
-		}
-		errc <- fn()
-	}()
-	return <-errc
-}
+func (n *NS) Do(fn func() error) error { return nsrun.Do(n.Name, fn) }
 
 // Go runs fn (a server loop) in the namespace on its own thread.
 func (n *NS) Go(fn func()) {
-	go func() {
-		runtime.LockOSThread()
-		if err := n.enter(); err != nil {
-			n.t.Errorf("enter namespace %s: %v", n.Name, err)
-			return
-		}
-		fn()
-	}()
-}
-
-func (n *NS) enter() error {
-	f, err := os.Open("/var/run/netns/" + n.Name)
-	if err != nil {
-		return fmt.Errorf("open namespace: %w", err)
-	}
-	defer f.Close()
-	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+	nsrun.Go(n.Name, fn, func(err error) { n.t.Errorf("%v", err) })
 }
