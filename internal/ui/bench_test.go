@@ -28,7 +28,7 @@ func BenchmarkMachineList10k(b *testing.B) {
 			Status: statuses[i%len(statuses)], PowerType: "manual", PowerState: machine.PowerOff, Zone: "default", Pool: "default",
 			CPUCount: 8 + i%64, Memory: int64(16384 + i%8*1024), Storage: 480000,
 			Interfaces: []machine.Interface{{Name: "eth0", MAC: fmt.Sprintf("52:54:%02x:%02x:%02x:%02x", byte(i>>24), byte(i>>16), byte(i>>8), byte(i)), Boot: true}},
-			Created: now, Updated: now,
+			Created:    now, Updated: now,
 		}
 		if err := s.srv.Store.CreateMachine(ctx, m, nil); err != nil {
 			b.Fatal(err)
