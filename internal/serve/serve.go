@@ -149,13 +149,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self}))
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
-	pages, err := ui.New(svc, cfg.Log, cfg.UI)
+	uiOpts := cfg.UI
+	uiOpts.Version = Version
+	pages, err := ui.New(svc, cfg.Log, uiOpts)
 	if err != nil {
 		st.Close()
 		ln.Close()
 		return nil, fmt.Errorf("web pages: %w", err)
 	}
-	pages.SetVersion(Version)
 	mux.Handle(ui.Prefix, pages)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, ui.Prefix, http.StatusSeeOther)

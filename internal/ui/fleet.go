@@ -204,20 +204,6 @@ func (f *fleet) ordered(key string) []*row {
 	return out
 }
 
-// all returns every row the viewer may see, in no particular order.
-func (f *fleet) all(viewer store.User) []row {
-	actor := machine.Actor{Name: viewer.Name, Admin: viewer.Admin}
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	out := make([]row, 0, len(f.rows))
-	for _, r := range f.rows {
-		if machine.CanView(actor, &machine.Machine{Owner: r.Owner}) {
-			out = append(out, *r)
-		}
-	}
-	return out
-}
-
 func closed(ch <-chan struct{}) bool {
 	if ch == nil {
 		return true

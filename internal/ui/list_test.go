@@ -26,6 +26,15 @@ func fleetRows() []row {
 	}
 }
 
+// testFleet is a fleet holding fleetRows.
+func testFleet() *fleet {
+	f := newFleet(nil, nil)
+	for _, r := range fleetRows() {
+		f.rows[r.SystemID] = &r
+	}
+	return f
+}
+
 func hosts(p listPage) []string {
 	var out []string
 	for _, r := range p.Rows {
@@ -66,10 +75,7 @@ func TestListQuery(t *testing.T) {
 			if len(problems) > 0 {
 				t.Fatalf("problems: %v", problems)
 			}
-			f := newFleet(nil, nil)
-			for _, r := range fleetRows() {
-				f.rows[r.SystemID] = &r
-			}
+			f := testFleet()
 			p := q.apply(f.ordered(q.Sort), machine.Actor{Admin: true})
 			if got := hosts(p); !slices.Equal(got, tc.want) || p.Matched != tc.matched || p.Pages != tc.pages || p.Total != 5 {
 				t.Fatalf("rows %v matched %d pages %d total %d; want %v, %d, %d", got, p.Matched, p.Pages, p.Total, tc.want, tc.matched, tc.pages)
@@ -80,10 +86,7 @@ func TestListQuery(t *testing.T) {
 
 // Non-admins see free machines and their own, as through the API.
 func TestListVisibility(t *testing.T) {
-	f := newFleet(nil, nil)
-	for _, r := range fleetRows() {
-		f.rows[r.SystemID] = &r
-	}
+	f := testFleet()
 	q, _ := parseList(url.Values{})
 	p := q.apply(f.ordered(q.Sort), machine.Actor{Name: "alice"})
 	if got := hosts(p); !slices.Equal(got, []string{"db-04", "gpu-05", "web-01", "web-02"}) || p.Total != 4 {
@@ -114,7 +117,7 @@ func TestListQueryRoundTrip(t *testing.T) {
 }
 
 func TestSampleOf(t *testing.T) {
-	rows := fleetRows()
+	rows := testFleet().ordered("hostname")
 	s := sampleOf(rows[0].ReadAt, rows)
 	if s.ByStatus[machine.Deployed] != 2 || s.ByStatus[machine.New] != 1 || s.Drifting != 1 || s.BMCFailing != 1 {
 		t.Fatalf("sample %+v", s)

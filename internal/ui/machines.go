@@ -2,7 +2,6 @@ package ui
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -70,22 +69,9 @@ func (s *Server) machinesPage(w http.ResponseWriter, r *http.Request, v *view) (
 	if err != nil {
 		return "", err
 	}
-	zones, err := s.store.ListZones(r.Context())
-	if err != nil {
+	if d.Zones, d.Pools, err = s.groupNames(r); err != nil {
 		return "", err
 	}
-	pools, err := s.store.ListPools(r.Context())
-	if err != nil {
-		return "", err
-	}
-	for _, z := range zones {
-		d.Zones = append(d.Zones, z.Name)
-	}
-	for _, p := range pools {
-		d.Pools = append(d.Pools, p.Name)
-	}
-	slices.Sort(d.Zones)
-	slices.Sort(d.Pools)
 	images, err := s.deployableImages(r)
 	if err != nil {
 		return "", err

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"html/template"
+	"net/http"
 	"sync"
 	"time"
 
@@ -22,10 +23,9 @@ type sample struct {
 	Sweep time.Duration
 }
 
-func sampleOf(now time.Time, rows []row) sample {
+func sampleOf(now time.Time, rows []*row) sample {
 	s := sample{At: now, ByStatus: map[machine.Status]int{}}
-	for i := range rows {
-		r := &rows[i]
+	for _, r := range rows {
 		s.ByStatus[r.Status]++
 		if r.Drift {
 			s.Drifting++
@@ -130,4 +130,15 @@ func (s *Server) statsData() statsData {
 		}
 	}
 	return d
+}
+
+// statsPage and statsLive show the plots.
+func (s *Server) statsPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	v.Title, v.Nav, v.Data = "Statistics", "stats", s.statsData()
+	return "stats.html", nil
+}
+
+func (s *Server) statsLive(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	v.Data = s.statsData()
+	return "stats_live.html", nil
 }

@@ -83,14 +83,3 @@ func (s *Server) state(ctx context.Context) (string, error) {
 	}
 	return fmt.Sprintf("%d-%d", gen, ev), nil
 }
-
-// statsPage and statsLive show the plots.
-func (s *Server) statsPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
-	v.Title, v.Nav, v.Data = "Statistics", "stats", s.statsData()
-	return "stats.html", nil
-}
-
-func (s *Server) statsLive(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
-	v.Data = s.statsData()
-	return "stats_live.html", nil
-}

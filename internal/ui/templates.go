@@ -3,7 +3,6 @@ package ui
 import (
 	"fmt"
 	"html/template"
-	"net/url"
 	"strings"
 	"time"
 
@@ -20,7 +19,6 @@ func parseTemplates() (*template.Template, error) {
 		"ago":       ago,
 		"join":      strings.Join,
 		"levelName": func(l machine.Level) string { return strings.ToLower(string(l)) },
-		"add":       func(a, b int) int { return a + b },
 		"list":      func(v ...string) []string { return v },
 	}).ParseFS(templateFS, "templates/*.html")
 }
@@ -53,5 +51,3 @@ func ago(t time.Time) string {
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
-
-func urlQueryEscape(s string) string { return url.QueryEscape(s) }

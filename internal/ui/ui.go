@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -139,7 +140,7 @@ type handler func(w http.ResponseWriter, r *http.Request, v *view) (string, erro
 // login page and back.
 func (s *Server) page(h handler) http.HandlerFunc {
 	return s.withSession(h, func(w http.ResponseWriter, r *http.Request) {
-		http.Redirect(w, r, "/MAAS/login?next="+urlQueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+		http.Redirect(w, r, "/MAAS/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 	})
 }
 
@@ -213,9 +214,6 @@ func (s *Server) render(w http.ResponseWriter, name string, v *view) {
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// SetVersion sets the version the pages' footer shows.
-func (s *Server) SetVersion(v string) { s.opts.Version = v }
-
 // Run takes the samples the statistics page plots, until ctx ends.
 func (s *Server) Run(ctx context.Context) {
 	t := time.NewTicker(s.opts.SampleEvery)
@@ -224,7 +222,7 @@ func (s *Server) Run(ctx context.Context) {
 		if _, err := s.fleet.refresh(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("ui sample", "err", err)
 		} else {
-			s.stats.add(sampleOf(time.Now(), s.fleet.all(store.User{Admin: true})))
+			s.stats.add(sampleOf(time.Now(), s.fleet.ordered("hostname")))
 		}
 		select {
 		case <-ctx.Done():
