@@ -554,6 +554,13 @@ func TestQEMUEFIBootOnce(t *testing.T) {
 	if first := firstSeen(t, m, 0, diskTry, netTry); first != netTry {
 		t.Errorf("first boot tried %s first, want the network", first)
 	}
+	// Let iPXE finish its banner (which names iPXE again) before marking
+	// where the next boot's output starts; otherwise the tail of this
+	// boot's banner reads as the next boot trying the network.
+	waitFor(90*time.Second, func() bool {
+		out, _ := os.ReadFile(m.SerialLog())
+		return strings.Contains(string(out), "Features:")
+	})
 	mark := serialSize(m)
 	if err := m.PowerCycle(); err != nil {
 		t.Fatal(err)
