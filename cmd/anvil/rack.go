@@ -35,6 +35,7 @@ func rackCmd() *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&cfg.RegionURL, "region", "", "the region's URL, http://host:5240/MAAS/")
+	f.StringVar(&cfg.RegionCA, "ca-file", "", "PEM certificate(s) to trust for an https --region, e.g. the region's self-signed certificate")
 	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "API key the rack uses (or $ANVIL_RACK_KEY)")
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
@@ -44,5 +45,6 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.DHCPInterface, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
 	f.BoolVar(&cfg.DHCPProxy, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
 	f.BoolVar(&cfg.NoRAReply, "no-ipv6-ra-reply", false, "with full DHCP, do not answer IPv6 router solicitations (the answer offers nothing and spares iPXE a 16 s wait)")
+	httpFlags(c, &cfg.HTTPLimits)
 	return c
 }

@@ -7,11 +7,13 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/serve"
@@ -47,6 +49,8 @@ func serveCmd() *cobra.Command {
 		noRA    bool
 		grace   time.Duration
 		pprofL  string
+		limits  httpserve.Limits
+		tlsCfg  serve.TLSConfig
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -69,11 +73,15 @@ func serveCmd() *cobra.Command {
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
+				HTTP: limits, TLS: tlsCfg,
 			})
 			if err != nil {
 				return err
 			}
 			log.Info("Anvil is ready", "api", apiURL(srv.Addr), "database", dbName(sf), "startup", time.Since(t0).Round(time.Millisecond))
+			if srv.TLSAddr != nil {
+				log.Info("HTTPS", "api", "https://"+strings.TrimPrefix(apiURL(srv.TLSAddr), "http://"), "plain", "metadata, image downloads and this host only")
+			}
 			fmt.Fprintf(os.Stderr, "\nGet an API key with:\n  anvil apikey --username admin --data %s%s\nthen log in with:\n  anvil login admin %s <key>\n"+
 				"For the web pages at %s, set a password with:\n  anvil passwd --username admin --data %s%s\n\n",
 				sf.data, dbFlag(sf), apiURL(srv.Addr), apiURL(srv.Addr), sf.data, dbFlag(sf))
@@ -103,6 +111,10 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&bmcUser, "enlist-bmc-user", "anvil", "IPMI user an enlisting machine creates on its BMC, in-band with a fresh password, so Anvil manages its power at once (empty: leave BMCs alone)")
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
+	httpFlags(c, &limits)
+	c.Flags().StringVar(&tlsCfg.CertFile, "tls-cert", "", "PEM certificate (chain) for HTTPS; with --tls-key, the API and pages are served over HTTPS on --tls-listen")
+	c.Flags().StringVar(&tlsCfg.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
+	c.Flags().StringVar(&tlsCfg.Listen, "tls-listen", ":5443", "HTTPS address for the API and pages when --tls-cert is given")
 	c.Flags().StringVar(&pprofL, "pprof-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (empty: off; it has no authentication)")
 	return c
 }
@@ -152,4 +164,13 @@ func dbFlag(sf storeFlags) string {
 		return ""
 	}
 	return " --db '<same URL>'"
+}
+
+// httpFlags are the limits on HTTP clients, shared by serve and rack.
+func httpFlags(c *cobra.Command, l *httpserve.Limits) {
+	d := httpserve.Defaults
+	c.Flags().DurationVar(&l.Read, "http-read-timeout", d.Read, "how long a client has to send a whole request (uploads get this much per read instead)")
+	c.Flags().DurationVar(&l.Write, "http-write-timeout", d.Write, "how long an answer may take once its request is read (streams and downloads get this much per write instead)")
+	c.Flags().DurationVar(&l.Idle, "http-idle-timeout", d.Idle, "how long a keep-alive connection may wait for its next request")
+	c.Flags().IntVar(&l.PerAddress, "max-conns-per-address", d.PerAddress, "HTTP connections one source address may hold open at once (-1: no limit)")
 }

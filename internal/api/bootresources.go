@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -243,13 +244,14 @@ func (s *Server) createBootResource(w http.ResponseWriter, hr *http.Request) {
 	if imgs == nil || !s.uploadAuth(w, hr) {
 		return
 	}
+	httpserve.Upload(w, hr)
 	r := &request{Request: hr}
 	var tmp *images.Temp
 	var err error
 	if ct, _, _ := mime.ParseMediaType(hr.Header.Get("Content-Type")); ct == "multipart/form-data" {
 		tmp, err = s.readUpload(w, r, imgs)
 	} else {
-		err = s.parseForm(w, r)
+		err = s.parseForm(w, r, s.opts.MaxBody)
 	}
 	if tmp != nil {
 		defer tmp.Discard()
@@ -521,6 +523,7 @@ func (s *Server) uploadBootResourceChunk(w http.ResponseWriter, r *http.Request)
 	if imgs == nil || !s.uploadAuth(w, r) {
 		return
 	}
+	httpserve.Upload(w, r)
 	if err := s.uploadChunk(w, r, imgs); err != nil {
 		s.writeUploadError(w, r, err)
 	}

@@ -54,6 +54,14 @@ func (s *Server) handle(path string, routes ...route) {
 	for m := range methods {
 		allow = append(allow, m)
 	}
+	// Which methods have an anonymous route: for the others, a request
+	// without credentials is refused before a byte of its body is read.
+	open := map[string]bool{}
+	for _, rt := range routes {
+		if rt.access == anonymous {
+			open[rt.method] = true
+		}
+	}
 	sort.Strings(allow)
 	s.mux.HandleFunc(Prefix+path, func(w http.ResponseWriter, r *http.Request) {
 		if !methods[r.Method] {
@@ -61,8 +69,23 @@ func (s *Server) handle(path string, routes ...route) {
 			writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
-		req := &request{Request: r, id: r.PathValue("id")}
-		if err := s.parseForm(w, req); err != nil {
+		// Credentials are headers (OAuth, or a session cookie with its
+		// CSRF token): who is asking is known before the body is read.
+		who, err := s.authenticate(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if who.anonymous() && !open[r.Method] {
+			s.writeError(w, r, errUnauthorized{"credentials are required for this operation"})
+			return
+		}
+		limit := s.opts.MaxBody
+		if who.anonymous() {
+			limit = min(limit, maxAnonymousBody)
+		}
+		req := &request{Request: r, id: r.PathValue("id"), who: who}
+		if err := s.parseForm(w, req, limit); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
@@ -78,12 +101,6 @@ func (s *Server) handle(path string, routes ...route) {
 			writeText(w, http.StatusBadRequest, fmt.Sprintf("Unrecognised signature: method=%s op=%s", r.Method, op))
 			return
 		}
-		who, err := s.authenticate(r)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		req.who = who
 		switch {
 		case found.access != anonymous && who.anonymous():
 			s.writeError(w, r, errUnauthorized{"credentials are required for this operation"})
@@ -98,10 +115,14 @@ func (s *Server) handle(path string, routes ...route) {
 	})
 }
 
+// maxAnonymousBody caps what a caller without credentials may send: no
+// anonymous call takes more than a few parameters.
+const maxAnonymousBody = 16 << 10
+
 // parseForm merges the query string with a urlencoded or multipart body,
-// refusing bodies over the limit.
-func (s *Server) parseForm(w http.ResponseWriter, r *request) error {
-	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+// refusing bodies over limit.
+func (s *Server) parseForm(w http.ResponseWriter, r *request, limit int64) error {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	form := url.Values{}
 	for k, v := range r.URL.Query() {
 		form[k] = v
@@ -110,7 +131,7 @@ func (s *Server) parseForm(w http.ResponseWriter, r *request) error {
 		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		switch ct {
 		case "multipart/form-data":
-			if err := r.ParseMultipartForm(s.opts.MaxBody); err != nil {
+			if err := r.ParseMultipartForm(limit); err != nil {
 				return badBody(err)
 			}
 			for k, v := range r.MultipartForm.Value {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -226,7 +227,9 @@ func (s *Server) queryPowerState(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Minute)
+	const wait = 5 * time.Minute
+	httpserve.Extend(w, wait+30*time.Second)
+	ctx, cancel := context.WithTimeout(r.Context(), wait)
 	defer cancel()
 	res, err := s.svc.Power.Do(ctx, m, power.QueryAction, r.who.user.Name, "query_power_state")
 	if err != nil {

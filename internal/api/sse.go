@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/anvilmetal/anvil/internal/httpserve"
 )
 
 // startSSE begins a Server-Sent Events answer.
@@ -13,6 +15,7 @@ func startSSE(w http.ResponseWriter) (http.Flusher, error) {
 	if !ok {
 		return nil, errors.New("streaming is not supported by this connection")
 	}
+	httpserve.Stream(w)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")

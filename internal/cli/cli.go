@@ -101,6 +101,9 @@ func (o *options) client() (*client.Client, error) {
 		return nil, err
 	}
 	c, err := client.New(p.URL, p.APIKey)
+	if err == nil {
+		err = c.TrustCAFile(p.CAFile)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("profile %q in %s: %w", name, path, err)
 	}

@@ -29,6 +29,9 @@ type Config struct {
 type Profile struct {
 	URL    string `json:"url"`     // normalised base URL, ending in /MAAS/
 	APIKey string `json:"api_key"` // consumer:token:secret
+	// CAFile, when set, is a PEM file of certificates to trust for an
+	// https URL (a region's self-signed certificate).
+	CAFile string `json:"ca_file,omitempty"`
 }
 
 // ConfigPath returns where the profiles live: $ANVIL_CONFIG if set, else

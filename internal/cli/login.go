@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,10 @@ import (
 )
 
 func loginCmd(o *options) *cobra.Command {
-	var makeDefault bool
+	var (
+		makeDefault bool
+		caFile      string
+	)
 	cmd := &cobra.Command{
 		Use:   "login PROFILE URL KEY",
 		Short: "Check an API key against a server and save it as a profile",
@@ -37,6 +41,14 @@ func loginCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if caFile != "" {
+				if caFile, err = filepath.Abs(caFile); err != nil {
+					return err
+				}
+			}
+			if err := c.TrustCAFile(caFile); err != nil {
+				return err
+			}
 			c.UserAgent = "anvil-cli"
 			user, err := c.WhoAmI(cmd.Context())
 			if err != nil {
@@ -50,7 +62,7 @@ func loginCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Profiles[name] = Profile{URL: c.BaseURL(), APIKey: key}
+			cfg.Profiles[name] = Profile{URL: c.BaseURL(), APIKey: key, CAFile: caFile}
 			if cfg.Default == "" || makeDefault {
 				cfg.Default = name
 			}
@@ -67,6 +79,7 @@ func loginCmd(o *options) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&makeDefault, "default", false, "make this the default profile")
+	cmd.Flags().StringVar(&caFile, "ca-file", "", "PEM certificate(s) to trust for an https URL, e.g. the region's self-signed certificate (kept in the profile)")
 	return cmd
 }
 

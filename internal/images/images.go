@@ -27,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/anvilmetal/anvil/internal/httpserve"
 )
 
 // DefaultMaxSize bounds one image unless Store.MaxSize says otherwise.
@@ -195,7 +197,9 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, sum string) {
 	defer f.Close()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("ETag", `"`+sum+`"`)
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	// An image is gigabytes: the write limit applies to each write, not
+	// to the whole transfer.
+	http.ServeContent(httpserve.Download(w, r), r, "", fi.ModTime(), f)
 }
 
 func truncate(s string, n int) string {

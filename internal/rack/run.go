@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
 	"github.com/anvilmetal/anvil/internal/client"
 	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/ndp"
 )
 
@@ -25,8 +25,14 @@ type Config struct {
 	DataDir   string // holds boot/ (loaders, kernels, images) and the cache
 	RegionURL string // http://region:5240/MAAS/
 	APIKey    string
-	TFTPAddr  string // "" disables TFTP
-	HTTPAddr  string // "" disables HTTP boot
+	// RegionCA is a PEM file of certificates to trust for an https
+	// RegionURL (empty: the system's).
+	RegionCA string
+	TFTPAddr string // "" disables TFTP
+	HTTPAddr string // "" disables HTTP boot
+	// HTTPLimits bound what one client may hold of the HTTP boot server
+	// (zero fields take httpserve.Defaults).
+	HTTPLimits httpserve.Limits
 	// HTTPBase is the boot HTTP server as machines reach it; by default
 	// http://<HTTPAddr>, which is right when HTTPAddr names an address.
 	HTTPBase string
@@ -78,6 +84,9 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		return nil, fmt.Errorf("rack data: %w", err)
 	}
 	cl, err := client.New(cfg.RegionURL, cfg.APIKey)
+	if err == nil {
+		err = cl.TrustCAFile(cfg.RegionCA)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -136,8 +145,8 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		if r.Source.HTTPBase == "" {
 			r.Source.HTTPBase = "http://" + ln.Addr().String()
 		}
-		hs := &http.Server{Handler: httpboot.Handler(r.Source, obs), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = hs.Serve(ln) }()
+		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
+		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
 	if cfg.DHCPInterface != "" {

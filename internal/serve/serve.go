@@ -5,7 +5,6 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/ui"
@@ -24,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anvilmetal/anvil/internal/api"
+	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/metadata"
@@ -81,7 +81,14 @@ type Config struct {
 	// DriftGrace, when set, replaces how long after a power action a
 	// disagreeing reading is expected rather than drift.
 	DriftGrace time.Duration
-	Log        *slog.Logger
+	// HTTP bounds what one client may hold of the API's and the rack's
+	// HTTP servers (timeouts, connections per address); zero fields take
+	// httpserve.Defaults.
+	HTTP httpserve.Limits
+	// TLS, when its certificate and key are set, serves the API and the
+	// web pages over HTTPS as well (see tls.go).
+	TLS TLSConfig
+	Log *slog.Logger
 }
 
 // OpenStore opens the configured database, creating and migrating it.
@@ -99,8 +106,11 @@ type Server struct {
 	Store   store.Store
 	Service *region.Service
 	Rack    *rack.Rack // nil when this process runs no rack
+	// TLSAddr is where the API listens over HTTPS (nil without TLS).
+	TLSAddr net.Addr
 	metrics *prometheus.Registry
-	http    *http.Server
+	servers []*http.Server
+	lns     []net.Listener
 	cancel  context.CancelFunc
 	dataDir string
 	loops   sync.WaitGroup
@@ -168,9 +178,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// Long-lived requests (event streams) end when the server closes:
 	// their contexts derive from bg.
 	bg, cancel := context.WithCancel(context.Background())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return bg }}
-
-	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, http: hs, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
+	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
+	if err := s.listen(bg, cfg, ln, mux); err != nil {
+		cancel()
+		st.Close()
+		ln.Close()
+		return nil, err
+	}
 	s.loops.Add(5)
 	go func() { defer s.loops.Done(); s.announce(bg, self, cfg.Log) }()
 	go func() { defer s.loops.Done(); pages.Run(bg) }()
@@ -184,13 +198,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			cfg.Log.Error("rack not started", "err", err)
 		}
 	}
-	go func() {
-		err := hs.Serve(ln)
-		if errors.Is(err, http.ErrServerClosed) {
-			err = nil
-		}
-		s.done <- err
-	}()
+	s.serve()
 	return s, nil
 }
 
@@ -203,7 +211,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	}
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
-		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, Log: cfg.Log,
+		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
 		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
 		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
 	})
@@ -273,7 +281,12 @@ func (s *Server) Wait(ctx context.Context) error {
 // deadline of ctx), stops the loops and closes the store.
 func (s *Server) Close(ctx context.Context) error {
 	s.cancel()
-	err := s.http.Shutdown(ctx)
+	var err error
+	for _, hs := range s.servers {
+		if serr := hs.Shutdown(ctx); err == nil {
+			err = serr
+		}
+	}
 	s.loops.Wait() // power commands in flight finish and report first
 	if s.Rack != nil {
 		_ = s.Rack.Close()

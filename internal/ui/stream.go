@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/anvilmetal/anvil/internal/httpserve"
 )
 
 // stream tells an open page that something changed, as server-sent
@@ -17,6 +19,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, v *view) (string
 	if !ok {
 		return "", fmt.Errorf("streaming unsupported by this connection")
 	}
+	httpserve.Stream(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

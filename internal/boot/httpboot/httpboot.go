@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/boot"
+	"github.com/anvilmetal/anvil/internal/httpserve"
 )
 
 // Handler serves GET and HEAD of /<name> from src and tells obs (which
@@ -65,7 +66,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer f.Close()
 	}
 	w.Header().Set("Content-Type", contentType(name))
-	cw := &counter{ResponseWriter: w}
+	// Kernels, initrds and images take long on a slow link: the write
+	// limit applies to each write, not to the whole transfer.
+	cw := &counter{ResponseWriter: httpserve.Download(w, r)}
 	// ServeContent does Range, HEAD, Content-Length and Last-Modified
 	// (left out when ModTime is zero, as for a config rendered now).
 	http.ServeContent(cw, r, "", f.ModTime, f.ReadSeeker)

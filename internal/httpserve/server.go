@@ -1,0 +1,117 @@
+// Package httpserve builds the HTTP servers Anvil runs (the API, pages and
+// metadata; the rack's HTTP boot) with limits a hostile client cannot
+// outlast: deadlines on every phase of a request, a cap on connections
+// per source address, and deadlines that follow progress for the few
+// handlers that stream or move large bodies.
+package httpserve
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Limits bound what one client may hold of a server. Zero fields take
+// the defaults; a negative duration or cap turns that limit off.
+type Limits struct {
+	// ReadHeader is how long a client has to send a request's headers,
+	// from the moment the server starts reading them.
+	ReadHeader time.Duration
+	// Read is how long a client has to send a whole request, body
+	// included. Uploads extend it while bytes keep arriving (Progress).
+	Read time.Duration
+	// Write is how long a handler and the client together have to
+	// deliver an answer once its request was read. Streams and large
+	// downloads extend it while the client keeps reading (Progress,
+	// Stream).
+	Write time.Duration
+	// Idle is how long a keep-alive connection may wait for its next
+	// request.
+	Idle time.Duration
+	// PerAddress is how many connections one source address may hold
+	// open at once; the next is closed as soon as it is accepted.
+	PerAddress int
+	// MaxHeaderBytes caps the request line and headers.
+	MaxHeaderBytes int
+}
+
+// Defaults: a browser opens about six connections, a rack two or three,
+// a busy API client a few dozen; a thousand idle sockets from one
+// address are an attack. The write limit leaves room for the API's
+// slowest ordinary answer (a power query waiting behind a dead BMC);
+// handlers that wait longer say so with Extend.
+var Defaults = Limits{
+	ReadHeader:     10 * time.Second,
+	Read:           60 * time.Second,
+	Write:          2 * time.Minute,
+	Idle:           90 * time.Second,
+	PerAddress:     256,
+	MaxHeaderBytes: 64 << 10,
+}
+
+// WithDefaults fills the zero fields of l from Defaults.
+func (l Limits) WithDefaults() Limits {
+	pick := func(v, d time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return d
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	l.ReadHeader = pick(l.ReadHeader, Defaults.ReadHeader)
+	l.Read = pick(l.Read, Defaults.Read)
+	l.Write = pick(l.Write, Defaults.Write)
+	l.Idle = pick(l.Idle, Defaults.Idle)
+	switch {
+	case l.PerAddress == 0:
+		l.PerAddress = Defaults.PerAddress
+	case l.PerAddress < 0:
+		l.PerAddress = 0
+	}
+	if l.MaxHeaderBytes == 0 {
+		l.MaxHeaderBytes = Defaults.MaxHeaderBytes
+	}
+	return l
+}
+
+// New returns a server for h under l. Handlers find l again through
+// LimitsFrom, so that the progress-based deadlines use the same figures.
+func New(h http.Handler, l Limits, base context.Context) *http.Server {
+	l = l.WithDefaults()
+	if base == nil {
+		base = context.Background()
+	}
+	base = context.WithValue(base, limitsKey{}, l)
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: l.ReadHeader,
+		ReadTimeout:       l.Read,
+		WriteTimeout:      l.Write,
+		IdleTimeout:       l.Idle,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+}
+
+// Listen wraps ln with the per-address cap of l.
+func (l Limits) Listen(ln net.Listener) net.Listener {
+	l = l.WithDefaults()
+	if l.PerAddress <= 0 {
+		return ln
+	}
+	return &capListener{Listener: ln, max: l.PerAddress, open: map[string]int{}}
+}
+
+type limitsKey struct{}
+
+// LimitsFrom returns the limits of the server that is serving ctx's
+// request (Defaults outside such a server).
+func LimitsFrom(ctx context.Context) Limits {
+	if l, ok := ctx.Value(limitsKey{}).(Limits); ok {
+		return l
+	}
+	return Defaults
+}
