@@ -104,10 +104,11 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *request) error {
 			return err
 		}
 	}
-	fl, err := startSSE(w)
+	sw, err := startSSE(w, r.Request)
 	if err != nil {
 		return err
 	}
+	w, fl := http.ResponseWriter(sw), sw
 	f.Ascending, f.BeforeID, f.Limit = true, 0, 500
 	fmt.Fprintf(w, ": watching events after %d\n\n", f.AfterID)
 	s.follow(r, w, fl, 0, func() (bool, error) {

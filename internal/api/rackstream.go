@@ -134,10 +134,11 @@ func (s *Server) discoveriesRoutes() []route {
 // change made by another region, or a reconnect costs nothing but a
 // re-send.
 func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
-	fl, err := startSSE(w)
+	sw, err := startSSE(w, r.Request)
 	if err != nil {
 		return err
 	}
+	w, fl := http.ResponseWriter(sw), sw
 	send := func(ch rack.Change) {
 		b, _ := json.Marshal(ch)
 		fmt.Fprintf(w, "event: change\ndata: %s\n\n", b)

@@ -9,18 +9,19 @@ import (
 	"github.com/anvilmetal/anvil/internal/httpserve"
 )
 
-// startSSE begins a Server-Sent Events answer.
-func startSSE(w http.ResponseWriter) (http.Flusher, error) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
+// startSSE begins a Server-Sent Events answer; the stream writes and
+// flushes through the writer it returns, which keeps the write deadline
+// one limit ahead.
+func startSSE(w http.ResponseWriter, r *http.Request) (*httpserve.Writer, error) {
+	if _, ok := w.(http.Flusher); !ok {
 		return nil, errors.New("streaming is not supported by this connection")
 	}
-	httpserve.Stream(w)
+	sw := httpserve.Stream(w, r)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return fl, nil
+	return sw, nil
 }
 
 // follow runs step now and again after every wake-up until the client

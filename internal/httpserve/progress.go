@@ -10,35 +10,30 @@ import (
 // server's read deadline: net/http reads on in the background to notice
 // the client leaving, and when that read times out it cancels the
 // request's context. So every handler that runs past the read limit moves
-// both deadlines. Errors are ignored: a writer without deadlines (a test
-// recorder) has nothing to move.
-func setDeadlines(rc *http.ResponseController, read, write time.Time) {
-	_ = rc.SetReadDeadline(read)
-	_ = rc.SetWriteDeadline(write)
-}
+// it. Errors are ignored: a writer without deadlines (a test recorder)
+// has nothing to move.
 
 // Extend gives the answer up to d from now, for a handler that
 // legitimately waits longer than the server's limits (a power query
 // queued behind a dead BMC).
 func Extend(w http.ResponseWriter, d time.Duration) {
 	t := time.Now().Add(d)
-	setDeadlines(http.NewResponseController(w), t, t)
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(t)
+	_ = rc.SetWriteDeadline(t)
 }
 
-// Stream lifts the deadlines for a long-lived answer (server-sent
-// events): the stream writes a heartbeat often enough that a peer that
-// stopped reading fills the kernel's send buffer and the write fails, and
-// it ends with its request's context.
-func Stream(w http.ResponseWriter) {
-	setDeadlines(http.NewResponseController(w), time.Time{}, time.Time{})
-}
-
-// Download returns a writer for a large answer (an image, a kernel): each
-// write may take up to the server's write limit, so a slow but steady
-// client finishes however long the whole transfer takes, and one that
-// stops reading is cut off after one limit.
-func Download(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
-	return &progressWriter{ResponseWriter: w, rc: http.NewResponseController(w), limit: LimitsFrom(r.Context()).Write}
+// Stream returns the writer for a long or long-lived answer (server-sent
+// events, an image, a kernel). The read deadline is lifted, so the answer
+// lasts until its request's context ends; each write and flush may take
+// up to the server's write limit, so a slow but steady client gets the
+// whole of it, and one that stops reading is cut off one limit after its
+// kernel buffers fill. Handlers must write through the returned writer:
+// a write deadline is absolute, and only the wrapper moves it.
+func Stream(w http.ResponseWriter, r *http.Request) *Writer {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	return &Writer{ResponseWriter: w, rc: rc, limit: LimitsFrom(r.Context()).Write}
 }
 
 // Upload replaces r's body with one whose every read may take up to the
@@ -50,22 +45,32 @@ func Upload(w http.ResponseWriter, r *http.Request) {
 	r.Body = &progressReader{ReadCloser: r.Body, rc: http.NewResponseController(w), read: l.Read, write: l.Write}
 }
 
-type progressWriter struct {
+// Writer moves the write deadline before every write and flush.
+type Writer struct {
 	http.ResponseWriter
 	rc    *http.ResponseController
 	limit time.Duration
 }
 
-func (p *progressWriter) Write(b []byte) (int, error) {
+func (p *Writer) extend() {
 	if p.limit > 0 {
-		t := time.Now().Add(p.limit)
-		setDeadlines(p.rc, t, t)
+		_ = p.rc.SetWriteDeadline(time.Now().Add(p.limit))
 	}
+}
+
+func (p *Writer) Write(b []byte) (int, error) {
+	p.extend()
 	return p.ResponseWriter.Write(b)
 }
 
+// Flush sends what is buffered, within one write limit.
+func (p *Writer) Flush() {
+	p.extend()
+	_ = p.rc.Flush()
+}
+
 // Unwrap lets http.ResponseController reach the connection's writer.
-func (p *progressWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+func (p *Writer) Unwrap() http.ResponseWriter { return p.ResponseWriter }
 
 type progressReader struct {
 	io.ReadCloser
@@ -76,7 +81,8 @@ type progressReader struct {
 func (p *progressReader) Read(b []byte) (int, error) {
 	if p.read > 0 {
 		now := time.Now()
-		setDeadlines(p.rc, now.Add(p.read), now.Add(p.read+p.write))
+		_ = p.rc.SetReadDeadline(now.Add(p.read))
+		_ = p.rc.SetWriteDeadline(now.Add(p.read + p.write))
 	}
 	return p.ReadCloser.Read(b)
 }

@@ -199,7 +199,7 @@ func (s *Store) Serve(w http.ResponseWriter, r *http.Request, sum string) {
 	w.Header().Set("ETag", `"`+sum+`"`)
 	// An image is gigabytes: the write limit applies to each write, not
 	// to the whole transfer.
-	http.ServeContent(httpserve.Download(w, r), r, "", fi.ModTime(), f)
+	http.ServeContent(httpserve.Stream(w, r), r, "", fi.ModTime(), f)
 }
 
 func truncate(s string, n int) string {

@@ -15,11 +15,13 @@ import (
 // latency. Local changes wake it through the hub at once; changes made by
 // other region processes are seen within StreamPoll.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		return "", fmt.Errorf("streaming unsupported by this connection")
 	}
-	httpserve.Stream(w)
+	// Every write goes through sw, which keeps the write deadline one
+	// limit ahead: a page that stops reading is cut off, a quiet one is not.
+	sw := httpserve.Stream(w, r)
+	w, fl := http.ResponseWriter(sw), sw
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")

@@ -68,7 +68,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", contentType(name))
 	// Kernels, initrds and images take long on a slow link: the write
 	// limit applies to each write, not to the whole transfer.
-	cw := &counter{ResponseWriter: httpserve.Download(w, r)}
+	cw := &counter{ResponseWriter: httpserve.Stream(w, r)}
 	// ServeContent does Range, HEAD, Content-Length and Last-Modified
 	// (left out when ModTime is zero, as for a config rendered now).
 	http.ServeContent(cw, r, "", f.ModTime, f.ReadSeeker)
