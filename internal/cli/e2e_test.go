@@ -43,14 +43,21 @@ func eachDB(t *testing.T, fn func(t *testing.T, e *e2e)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, startE2E(t, pgtest.URL(t))) })
 }
 
-func startE2E(t *testing.T, dbURL string) *e2e {
+func startE2E(t *testing.T, dbURL string) *e2e { return startE2EWith(t, dbURL, nil) }
+
+// startE2EWith is startE2E with opt, when not nil, changing the config.
+func startE2EWith(t *testing.T, dbURL string, opt func(*serve.Config)) *e2e {
 	t.Helper()
 	dataDir := t.TempDir()
 	ctx := context.Background()
-	srv, err := serve.Start(ctx, serve.Config{
+	cfg := serve.Config{
 		DataDir: dataDir, DBURL: dbURL, Listen: "127.0.0.1:0",
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	if opt != nil {
+		opt(&cfg)
+	}
+	srv, err := serve.Start(ctx, cfg)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}

@@ -146,6 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 			r.Source.HTTPBase = "http://" + ln.Addr().String()
 		}
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
+		hs.ErrorLog = slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug) // a client's doing, not the rack's
 		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}

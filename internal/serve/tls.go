@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -29,7 +30,7 @@ func (c TLSConfig) enabled() bool { return c.CertFile != "" || c.KeyFile != "" }
 func (s *Server) listen(base context.Context, cfg Config, ln net.Listener, mux http.Handler) error {
 	limits := cfg.HTTP.WithDefaults()
 	if !cfg.TLS.enabled() {
-		s.add(httpserve.New(mux, limits, base), limits.Listen(ln))
+		s.add(httpserve.New(mux, limits, base), limits.Listen(ln), cfg.Log)
 		return nil
 	}
 	if cfg.TLS.CertFile == "" || cfg.TLS.KeyFile == "" {
@@ -50,13 +51,18 @@ func (s *Server) listen(base context.Context, cfg Config, ln net.Listener, mux h
 	s.TLSAddr = tln.Addr()
 	secure := httpserve.New(hsts(mux), limits, base)
 	secure.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	s.add(secure, limits.Listen(tls.NewListener(tln, secure.TLSConfig)))
+	// TLS goes outside the cap: net/http must see the *tls.Conn itself to
+	// fill in r.TLS (Secure cookies) and to answer plain HTTP with a 400.
+	s.add(secure, tls.NewListener(limits.Listen(tln), secure.TLSConfig), cfg.Log)
 	_, port, _ := net.SplitHostPort(tln.Addr().String())
-	s.add(httpserve.New(plainUnderTLS(mux, port), limits, base), limits.Listen(ln))
+	s.add(httpserve.New(plainUnderTLS(mux, port), limits, base), limits.Listen(ln), cfg.Log)
 	return nil
 }
 
-func (s *Server) add(hs *http.Server, ln net.Listener) {
+func (s *Server) add(hs *http.Server, ln net.Listener, log *slog.Logger) {
+	// net/http's own complaints (failed handshakes, accept errors) are a
+	// client's doing: debug level, so a flood of them fills no disk.
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	s.servers = append(s.servers, hs)
 	s.lns = append(s.lns, ln)
 }
