@@ -72,20 +72,33 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 // ever, and under a 1,024-descriptor limit real requests timed out.
 func TestIdleConnectionsCannotStarveTheAPI(t *testing.T) {
 	raiseFiles(t, 4096)
-	const perAddress = 64
-	e := start(t, "", withHTTPLimits(httpserve.Limits{Idle: 2 * time.Second, PerAddress: perAddress}))
-	addr := e.srv.Addr.String()
+	e := start(t, "", withHTTPLimits(httpserve.Limits{Idle: 2 * time.Second, PerAddress: 64}))
+	floodIdle(t, e.srv.Addr.String(), "/MAAS/api/2.0/version/", 1000, 64, 2*time.Second)
+}
+
+// The rack's HTTP boot server has the same limits.
+func TestIdleConnectionsCannotStarveHTTPBoot(t *testing.T) {
+	raiseFiles(t, 4096)
+	e := start(t, "", withHTTPLimits(httpserve.Limits{Idle: 2 * time.Second, PerAddress: 64}),
+		func(c *serve.Config) { c.BootHTTPAddr = "127.0.0.1:0" })
+	floodIdle(t, e.srv.Rack.HTTP.String(), "/grub/grub.cfg", 1000, 64, 2*time.Second)
+}
+
+// floodIdle opens n keep-alive connections to addr from 127.0.0.1, each
+// making one request for path and then idling, and checks that at most
+// perAddress were served, that a request from 127.0.0.2 is answered
+// promptly meanwhile, and that the held ones are closed after idle.
+func floodIdle(t *testing.T, addr, path string, n, perAddress int, idle time.Duration) {
+	t.Helper()
 	var conns []net.Conn
 	t.Cleanup(func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	})
-	// Each attacker connection makes one request and keeps the
-	// connection open, as a keep-alive client does.
-	get := "GET /MAAS/api/2.0/version/ HTTP/1.1\r\nHost: x\r\n\r\n"
+	get := "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"
 	served := 0
-	for i := 0; i < 1000; i++ {
+	for i := 0; i < n; i++ {
 		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
 			t.Fatalf("dial %d: %v", i, err)
@@ -107,28 +120,26 @@ func TestIdleConnectionsCannotStarveTheAPI(t *testing.T) {
 	if served == 0 {
 		t.Fatal("no attacker connection was served at all: the test measures nothing")
 	}
-	// Another address is unaffected, and answered promptly.
 	t0 := time.Now()
-	resp, err := from("127.0.0.2").Get("http://" + addr + "/MAAS/api/2.0/version/")
+	resp, err := from("127.0.0.2").Get("http://" + addr + path)
 	if err != nil {
-		t.Fatalf("a real client's request failed while 1,000 idle sockets were open: %v", err)
+		t.Fatalf("a real client's request failed while %d idle sockets were open: %v", n, err)
 	}
 	resp.Body.Close()
 	took := time.Since(t0)
-	t.Logf("1,000 idle connections from one address: %d held (cap %d), %d closed at once; another address's request took %v",
-		served, perAddress, len(conns)-served, took.Round(time.Microsecond))
+	t.Logf("%d idle connections from one address: %d held (cap %d), %d closed at once; another address's request took %v",
+		n, served, perAddress, len(conns)-served, took.Round(time.Microsecond))
 	if took > time.Second {
 		t.Errorf("a real request took %v while the idle sockets were open", took)
 	}
-	// The idle ones the server took are closed after the idle limit.
 	open := 0
 	for _, c := range conns {
-		if !closedWithin(c, 6*time.Second) {
+		if !closedWithin(c, idle+4*time.Second) {
 			open++
 		}
 	}
 	if open > 0 {
-		t.Errorf("%d idle keep-alive connections still open well past the 2 s idle limit", open)
+		t.Errorf("%d idle keep-alive connections still open well past the %v idle limit", open, idle)
 	}
 }
 
