@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -264,6 +265,52 @@ func testStreamsAndTransfers(t *testing.T, e *env) {
 				}
 			case <-ctx.Done():
 				t.Fatal("no event for the machine added after 3 s")
+			}
+		}
+	})
+
+	t.Run("page stream", func(t *testing.T) {
+		if err := serve.SetPassword(t.Context(), e.dataDir, e.dbURL, "ada", "Adas-password-1", true); err != nil {
+			t.Fatal(err)
+		}
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		pageLogin(t, c, e.base, "ada", "Adas-password-1")
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"stream", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("page stream: %d", resp.StatusCode)
+		}
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		time.Sleep(3 * time.Second) // past both limits
+		for len(lines) > 0 {
+			<-lines // what came before the change
+		}
+		e.addMachine("page-stream-change", "52:54:00:aa:00:02", nil)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatal("the page stream ended within the read/write limits")
+				}
+				if strings.HasPrefix(l, "event: change") {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatal("no change notice for the machine added after 3 s")
 			}
 		}
 	})

@@ -66,15 +66,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	// A login over HTTPS: the session cookie is Secure.
-	_, page := do("GET", base+"login", nil, nil)
-	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindStringSubmatch(page)
-	if m == nil {
-		t.Fatalf("no token on the login page:\n%s", page)
-	}
-	resp, body = do("POST", base+"login", url.Values{"csrf_token": {m[1]}, "username": {"ada"}, "password": {"Adas-password-1"}, "next": {"/MAAS/machines"}}, nil)
-	if resp.StatusCode != http.StatusSeeOther {
-		t.Fatalf("login over HTTPS: %d %s", resp.StatusCode, body)
-	}
+	resp = pageLogin(t, c, base, "ada", "Adas-password-1")
 	sessions := 0
 	for _, sc := range resp.Cookies() {
 		if sc.MaxAge < 0 || sc.Value == "" {
@@ -107,4 +99,30 @@ func TestTLS(t *testing.T) {
 	if code, body := e.call("GET", "zones/", e.admin, nil); code != http.StatusOK {
 		t.Errorf("plain API from loopback under TLS: %d %s", code, body)
 	}
+}
+
+// pageLogin logs c in to the web pages at base (…/MAAS/) and returns the
+// answer to the login form, which sets the session cookie.
+func pageLogin(t *testing.T, c *http.Client, base, user, pass string) *http.Response {
+	t.Helper()
+	get, err := c.Get(base + "login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(get.Body)
+	get.Body.Close()
+	m := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("no token on the login page:\n%s", page)
+	}
+	resp, err := c.PostForm(base+"login", url.Values{"csrf_token": {string(m[1])}, "username": {user}, "password": {pass}, "next": {"/MAAS/machines"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login: %d %s", resp.StatusCode, b)
+	}
+	return resp
 }
