@@ -244,29 +244,8 @@ func testStreamsAndTransfers(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		lines := make(chan string, 100)
-		go func() {
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		time.Sleep(3 * time.Second) // past both limits
-		e.addMachine("after-the-limits", "52:54:00:aa:00:01", nil)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatal("the event stream ended within the read/write limits")
-				}
-				if strings.Contains(l, "after-the-limits") {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatal("no event for the machine added after 3 s")
-			}
-		}
+		outlive(t, ctx, resp.Body, func() { e.addMachine("after-the-limits", "52:54:00:aa:00:01", nil) },
+			func(l string) bool { return strings.Contains(l, "after-the-limits") })
 	})
 
 	t.Run("page stream", func(t *testing.T) {
@@ -287,32 +266,8 @@ func testStreamsAndTransfers(t *testing.T, e *env) {
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("page stream: %d", resp.StatusCode)
 		}
-		lines := make(chan string, 100)
-		go func() {
-			sc := bufio.NewScanner(resp.Body)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		time.Sleep(3 * time.Second) // past both limits
-		for len(lines) > 0 {
-			<-lines // what came before the change
-		}
-		e.addMachine("page-stream-change", "52:54:00:aa:00:02", nil)
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatal("the page stream ended within the read/write limits")
-				}
-				if strings.HasPrefix(l, "event: change") {
-					return
-				}
-			case <-ctx.Done():
-				t.Fatal("no change notice for the machine added after 3 s")
-			}
-		}
+		outlive(t, ctx, resp.Body, func() { e.addMachine("page-stream-change", "52:54:00:aa:00:02", nil) },
+			func(l string) bool { return strings.HasPrefix(l, "event: change") })
 	})
 
 	t.Run("slow download", func(t *testing.T) {
@@ -406,4 +361,37 @@ func testStreamsAndTransfers(t *testing.T, e *env) {
 			t.Fatalf("slow steady upload: %d %s", resp.StatusCode, b)
 		}
 	})
+}
+
+// outlive reads the server-sent events in body, waits 3 s (past the
+// test's 1 s limits), drops what came so far, calls change and wants a
+// line for which seen is true before ctx ends.
+func outlive(t *testing.T, ctx context.Context, body io.Reader, change func(), seen func(string) bool) {
+	t.Helper()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	time.Sleep(3 * time.Second)
+	for len(lines) > 0 {
+		<-lines
+	}
+	change()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended within the read/write limits")
+			}
+			if seen(l) {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no news of the change made after 3 s")
+		}
+	}
 }
