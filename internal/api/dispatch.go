@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -84,6 +85,7 @@ func (s *Server) handle(path string, routes ...route) {
 		if who.anonymous() {
 			limit = min(limit, maxAnonymousBody)
 		}
+		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, who))
 		req := &request{Request: r, id: r.PathValue("id"), who: who}
 		if err := s.parseForm(w, req, limit); err != nil {
 			s.writeError(w, r, err)

@@ -52,6 +52,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusNotFound, err.Error())
 	case errors.As(err, &te), errors.As(err, &cf):
 		writeText(w, http.StatusConflict, err.Error())
+	case errors.As(err, &ce) && ce.Holder != "":
+		// Which machine holds a BMC or MAC is for administrators: to
+		// others it would confirm machines they cannot see.
+		if p := principalFrom(r.Context()); p.user != nil && p.user.Admin {
+			writeText(w, http.StatusConflict, err.Error())
+		} else {
+			writeText(w, http.StatusConflict, ce.What+" is already in use by another machine")
+		}
 	case errors.As(err, &ce), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInUse), errors.Is(err, region.ErrNoMatch):
 		writeText(w, http.StatusConflict, err.Error())
 	default:

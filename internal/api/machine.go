@@ -64,10 +64,23 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	keep, err := boolParam(r, "keep_credentials")
+	if err != nil {
+		return err
+	}
+	var given []string
+	for _, f := range machine.UpdateFields() {
+		if _, ok := r.form[f]; ok || (f == "power_parameters" && paramsGiven) {
+			given = append(given, f)
+		}
+	}
 	if err := s.checkGroups(r, r.form.Get("zone"), r.form.Get("pool")); err != nil {
 		return err
 	}
 	edit := func(m *machine.Machine) error {
+		if err := machine.MayUpdate(r.who.actor(), given); err != nil {
+			return err
+		}
 		if h := r.form.Get("hostname"); h != "" {
 			if err := machine.ValidateHostname(h); err != nil {
 				return badField("hostname", "%v", err)
@@ -88,7 +101,11 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 			m.Architecture = n
 		}
 		if _, ok := r.form["description"]; ok {
-			m.Description = r.form.Get("description")
+			d := r.form.Get("description")
+			if err := machine.ValidateDescription(d); err != nil {
+				return badField("description", "%v", err)
+			}
+			m.Description = d
 		}
 		if z := r.form.Get("zone"); z != "" {
 			m.Zone = z
@@ -96,21 +113,20 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 		if p := r.form.Get("pool"); p != "" {
 			m.Pool = p
 		}
-		if t := r.form.Get("power_type"); t != "" && t != m.PowerType {
-			m.PowerType = t
-			if !paramsGiven {
-				m.PowerParams = map[string]string{} // old parameters belong to the old type
-			}
+		newType := m.PowerType
+		if t := r.form.Get("power_type"); t != "" {
+			newType = t
 		}
-		if paramsGiven {
-			merged := map[string]string{}
-			for k, v := range m.PowerParams {
-				merged[k] = v
+		if newType != m.PowerType || paramsGiven {
+			moved := machine.MovesBMC(m.PowerType, newType, m.PowerParams, params)
+			old := m.PowerParams
+			if newType != m.PowerType && !paramsGiven {
+				old = nil // old parameters belong to the old type
 			}
-			for k, v := range params {
-				merged[k] = v
-			}
-			m.PowerParams = merged
+			// A moved BMC does not take the old credentials along unless
+			// the administrator says so: the next query would send the
+			// stored password to the new address.
+			m.PowerType, m.PowerParams = newType, machine.MergePowerParams(old, params, moved, keep)
 		}
 		if v, ok := r.form["drift_policy"]; ok {
 			p, err := machine.ParseDriftPolicy(v[0])

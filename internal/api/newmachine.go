@@ -39,8 +39,8 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	} else {
 		m.Hostname = machine.Petname()
 	}
-	if len(m.Description) > 1024 {
-		return m, false, badField("description", "must be at most 1024 characters")
+	if err := machine.ValidateDescription(m.Description); err != nil {
+		return m, false, badField("description", "%v", err)
 	}
 	seen := map[string]bool{}
 	for i, raw := range list(r, "mac_addresses") {

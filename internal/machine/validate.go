@@ -75,3 +75,15 @@ func IsSecretParam(name string) bool {
 	n := strings.ToLower(name)
 	return secretParams[n] || strings.Contains(n, "pass") || strings.Contains(n, "secret") || strings.Contains(n, "token")
 }
+
+// MaxDescription is the longest description a machine takes, however it
+// is set (create, update, the pages).
+const MaxDescription = 1024
+
+// ValidateDescription checks a machine's description.
+func ValidateDescription(d string) error {
+	if len(d) > MaxDescription {
+		return fmt.Errorf("must be at most %d characters (got %d)", MaxDescription, len(d))
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -55,21 +56,47 @@ func newSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// bmcIdentity is "type|host|port|system" for the machine's power settings,
-// "" for power types without a BMC of their own.
+// bmcIdentity is the canonical "type|host|port|system" for the machine's
+// power settings (machine.BMCIdentity), "" for power types without a BMC
+// of their own.
 func (s *Service) bmcIdentity(m machine.Machine) (string, error) {
 	b, err := s.Power.BMCOf(m)
 	if err != nil {
 		return "", &ValidationError{Field: "power_parameters", Err: err}
 	}
-	if b.Address == "" {
-		return "", nil
+	return machine.BMCIdentity(b.Type, b.Address, b.System, s.resolveHost), nil
+}
+
+// resolveHost turns a BMC's host name into the address it names, so that
+// a name and its address are one BMC: IPv4 first (BMC networks are), the
+// lowest of several. It waits at most two seconds; a name that does not
+// resolve stays a name.
+func (s *Service) resolveHost(host string) string {
+	lookup := s.LookupHost
+	if lookup == nil {
+		lookup = net.DefaultResolver.LookupHost
 	}
-	host, port, err := net.SplitHostPort(b.Address)
-	if err != nil {
-		host, port = b.Address, ""
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	addrs, err := lookup(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return ""
 	}
-	return strings.Join([]string{b.Type, strings.ToLower(host), port, b.System}, "|"), nil
+	slices.SortFunc(addrs, func(a, b string) int {
+		pa, ea := netip.ParseAddr(a)
+		pb, eb := netip.ParseAddr(b)
+		if ea != nil || eb != nil {
+			return strings.Compare(a, b)
+		}
+		if pa.Unmap().Is4() != pb.Unmap().Is4() {
+			if pa.Unmap().Is4() {
+				return -1
+			}
+			return 1
+		}
+		return pa.Compare(pb)
+	})
+	return addrs[0]
 }
 
 // checkIdentity normalises what an environment says about itself and

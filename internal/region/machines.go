@@ -206,3 +206,36 @@ func actorName(a machine.Actor) string {
 	}
 	return a.Name
 }
+
+// CanonicaliseBMCs rewrites BMC identities stored under an older rule
+// (no default port, names unresolved) in today's canonical form, so that
+// the uniqueness index compares like with like. Two machines that turn
+// out to share a BMC keep their old identities and are logged for an
+// administrator: merging or choosing is not Anvil's to do. It returns how
+// many were rewritten.
+func (s *Service) CanonicaliseBMCs(ctx context.Context) (int, error) {
+	ms, err := s.Store.ListMachines(ctx, store.MachineFilter{WithPowerParams: true})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range ms {
+		if m.BMCIdentity == "" {
+			continue
+		}
+		id, err := s.bmcIdentity(m)
+		if err != nil || id == m.BMCIdentity {
+			continue
+		}
+		_, err = s.update(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+			m.BMCIdentity = id
+			return nil, nil
+		})
+		if err != nil {
+			s.Log.Warn("BMC identity left as it was", "system_id", m.SystemID, "err", err)
+			continue
+		}
+		n++
+	}
+	return n, nil
+}

@@ -33,8 +33,11 @@ type Service struct {
 	// IPMI BMC (in-band, fresh password), so that the machine is power
 	// managed from the start; empty leaves BMCs alone.
 	EnlistBMCUser string
-	Log           *slog.Logger
-	Now           func() time.Time
+	// LookupHost resolves BMC host names for their canonical identity
+	// (net.DefaultResolver.LookupHost when nil; tests set their own).
+	LookupHost func(ctx context.Context, host string) ([]string, error)
+	Log        *slog.Logger
+	Now        func() time.Time
 	// defaultPoll is the monitor's configured interval (nanoseconds), for
 	// PollInterval when no setting overrides it.
 	defaultPoll atomic.Int64

@@ -138,6 +138,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
 	svc.EnlistCommission = cfg.EnlistCommission
 	svc.EnlistBMCUser = cfg.EnlistBMCUser
+	if n, err := svc.CanonicaliseBMCs(ctx); err != nil {
+		cfg.Log.Warn("BMC identities not brought to the canonical form", "err", err)
+	} else if n > 0 {
+		cfg.Log.Info("BMC identities brought to the canonical form", "machines", n)
+	}
 	if cfg.DriftGrace != 0 {
 		svc.Drift.Grace = cfg.DriftGrace
 	}

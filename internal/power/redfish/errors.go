@@ -115,8 +115,10 @@ func httpKind(re *common.Error) power.Kind {
 }
 
 // redfishMessage is the error's human message: the extended infos'
-// messages if any, else the top-level message (which gofish fills with the
-// raw body when the BMC did not send a Redfish error), shortened.
+// messages if any, else the status text. The top-level message is not
+// used: gofish fills it with the raw body when the answer was not a
+// Redfish error, and a body is never echoed (an address pointed at an
+// internal page would be read through Anvil).
 func redfishMessage(re *common.Error) string {
 	var parts []string
 	for _, info := range re.ExtendedInfos {
@@ -125,9 +127,6 @@ func redfishMessage(re *common.Error) string {
 		}
 	}
 	msg := strings.Join(parts, "; ")
-	if msg == "" {
-		msg = re.Message
-	}
 	msg = strings.Join(strings.Fields(msg), " ")
 	if len(msg) > 300 {
 		msg = msg[:300] + "…"

@@ -16,15 +16,16 @@ import (
 	"github.com/anvilmetal/anvil/internal/power"
 )
 
-// statusError is an answer outside 2xx.
+// statusError is an answer outside 2xx. It never carries the answer's
+// body: a power URL can point anywhere, and an error that quoted what it
+// found would let whoever sets the URL read internal pages through Anvil.
 type statusError struct {
 	status int
 	uri    string
-	body   string
 }
 
 func (e *statusError) Error() string {
-	return fmt.Sprintf("%s answered HTTP %d %s: %s", e.uri, e.status, http.StatusText(e.status), snippet(e.body))
+	return fmt.Sprintf("%s answered HTTP %d %s", e.uri, e.status, http.StatusText(e.status))
 }
 
 // classify turns a request error into a *power.Error. Secrets are scrubbed

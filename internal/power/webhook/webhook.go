@@ -112,9 +112,10 @@ func (Driver) Query(ctx context.Context, p map[string]string) (machine.PowerStat
 		case pp.offRE.MatchString(body):
 			st = machine.PowerOff
 		default:
-			return &power.Error{Kind: power.BMCError, Err: fmt.Errorf("the answer of %s matches neither %s `%s` nor %s `%s`: %s",
-				display(pp.query), ParamOnRegex, strings.TrimPrefix(pp.onRE.String(), "(?i)"),
-				ParamOffRegex, strings.TrimPrefix(pp.offRE.String(), "(?i)"), snippet(body))}
+			// The answer itself is not quoted (see statusError).
+			return &power.Error{Kind: power.BMCError, Err: fmt.Errorf("the answer of %s (%d bytes) matches neither %s `%s` nor %s `%s`",
+				display(pp.query), len(body), ParamOnRegex, strings.TrimPrefix(pp.onRE.String(), "(?i)"),
+				ParamOffRegex, strings.TrimPrefix(pp.offRE.String(), "(?i)"))}
 		}
 		return nil
 	})
@@ -166,7 +167,7 @@ func send(ctx context.Context, p params, method string, u *url.URL) (string, err
 		return "", err
 	}
 	if status < 200 || status > 299 {
-		return "", &statusError{status: status, uri: display(u), body: body}
+		return "", &statusError{status: status, uri: display(u)}
 	}
 	return body, nil
 }
@@ -194,16 +195,4 @@ func request(ctx context.Context, client *http.Client, p params, method, uri str
 		return "", 0, err
 	}
 	return string(b), resp.StatusCode, nil
-}
-
-// snippet shortens an answer for an error message.
-func snippet(body string) string {
-	s := strings.Join(strings.Fields(body), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	if s == "" {
-		return "(empty answer)"
-	}
-	return fmt.Sprintf("%q", s)
 }
