@@ -125,9 +125,12 @@ const maxAnonymousBody = 16 << 10
 // refusing bodies over limit.
 func (s *Server) parseForm(w http.ResponseWriter, r *request, limit int64) error {
 	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	form := url.Values{}
-	for k, v := range r.URL.Query() {
-		form[k] = v
+	// URL.Query drops a query it cannot parse in full (a bad escape, or
+	// more parameters than net/url takes): a filtered list would then
+	// answer every machine. Refuse it instead.
+	form, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return &fieldError{field: "query", msg: "cannot parse the query string: " + err.Error()}
 	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))

@@ -237,12 +237,15 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request, m machine.Machin
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var ve *region.ValidationError
 	var fe *machine.ForbiddenError
+	var te *machine.TransitionError
 	switch {
 	case errors.As(err, &ve):
 		jsonError(w, http.StatusBadRequest, ve.Error())
 	case errors.Is(err, region.ErrTokenExpired):
 		jsonError(w, http.StatusUnauthorized, err.Error())
-	case errors.As(err, &fe), errors.Is(err, machine.ErrForbidden):
+	case errors.As(err, &fe), errors.Is(err, machine.ErrForbidden), errors.As(err, &te):
+		// A signal the machine's phase does not take (INSTALLED while
+		// commissioning) is the environment's mistake, not the server's.
 		jsonError(w, http.StatusConflict, err.Error())
 	case errors.Is(err, store.ErrConflict):
 		jsonError(w, http.StatusConflict, err.Error())
