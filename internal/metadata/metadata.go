@@ -26,16 +26,23 @@ import (
 // Prefix is where the metadata API is mounted.
 const Prefix = "/MAAS/metadata/"
 
-// Limits on request bodies.
+// Limits on request bodies: an anonymous call carries at most an
+// identity and an inventory (a few kilobytes for a real server); a
+// signal's files are bounded again one by one (machine.CheckResultFiles).
 const (
-	maxJSONBody   = 1 << 20
+	maxJSONBody   = 256 << 10
 	maxSignalBody = 32 << 20
 )
 
-// Options tune the anonymous calls' rate limit per source address.
+// Options tune the anonymous calls' rate limits per source address.
 type Options struct {
 	Rate  float64 // requests per second; 5 if zero
 	Burst int     // 20 if zero
+	// EnlistPerHour bounds enlistments per source address and hour
+	// (10 if zero). A machine enlists once; the address is the booted
+	// machine's own (the environment has its own lease, also behind a
+	// DHCP relay), so a boot storm of a whole rack is not affected.
+	EnlistPerHour int
 }
 
 // Server is the metadata API.
@@ -43,7 +50,10 @@ type Server struct {
 	svc   *region.Service
 	log   *slog.Logger
 	limit *ratelimit.PerKey
-	mux   *http.ServeMux
+	// enlists bounds enlistments per source and hour: each may store an
+	// inventory, so they cost the database what a hello does not.
+	enlists *ratelimit.PerKey
+	mux     *http.ServeMux
 }
 
 // New returns the metadata API over svc.
@@ -54,9 +64,13 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	if opts.Burst <= 0 {
 		opts.Burst = 20
 	}
-	s := &Server{svc: svc, log: log, limit: ratelimit.New(opts.Rate, opts.Burst), mux: http.NewServeMux()}
+	if opts.EnlistPerHour <= 0 {
+		opts.EnlistPerHour = 10
+	}
+	s := &Server{svc: svc, log: log, limit: ratelimit.New(opts.Rate, opts.Burst), mux: http.NewServeMux(),
+		enlists: ratelimit.New(float64(opts.EnlistPerHour)/3600, opts.EnlistPerHour)}
 	s.mux.HandleFunc("POST "+Prefix+agentapi.HelloPath, s.anonymous(call(s, svc.Hello)))
-	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(call(s, svc.Enlist)))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.EnlistPath, s.anonymous(s.enlistLimit(call(s, svc.Enlist))))
 	s.mux.HandleFunc("GET "+Prefix+"{$}", func(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusOK, "2012-03-01\nlatest\n")
 	})
@@ -83,6 +97,17 @@ func (s *Server) anonymous(h http.HandlerFunc) http.HandlerFunc {
 		if !s.limit.Allow(source(r)) {
 			w.Header().Set("Retry-After", "1")
 			jsonError(w, http.StatusTooManyRequests, "too many requests from "+source(r))
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) enlistLimit(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.enlists.Allow(source(r)) {
+			w.Header().Set("Retry-After", "3600")
+			jsonError(w, http.StatusTooManyRequests, "too many enlistments from "+source(r)+" this hour")
 			return
 		}
 		h(w, r)

@@ -29,12 +29,9 @@ import (
 // status it was issued for.
 var ErrTokenExpired = errors.New("the machine's token is no longer valid")
 
-// Limits on what an environment may report.
-const (
-	maxMACs        = 64
-	maxDisks       = 1024
-	maxResultFiles = 64
-)
+// maxMACs bounds the MACs an environment names (machine.CheckInventory
+// bounds the rest of what it reports).
+const maxMACs = machine.MaxInventoryNICs
 
 // keepEnrol keeps the enrolment secret in step with the status: a machine
 // in a phase that netboots Anvil's environment has one for its boot; any
@@ -304,8 +301,13 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 	if err := checkIdentity(&req.Identity); err != nil {
 		return agentapi.HelloResponse{}, err
 	}
-	if inv := req.Inventory; inv != nil && (len(inv.Disks) > maxDisks || len(inv.NICs) > maxMACs) {
-		return agentapi.HelloResponse{}, &ValidationError{Field: "inventory", Err: errors.New("too many disks or NICs")}
+	if inv := req.Inventory; inv != nil {
+		if err := machine.CheckInventory(*inv); err != nil {
+			return agentapi.HelloResponse{}, &ValidationError{Field: "inventory", Err: err}
+		}
+	}
+	if c := req.BMCCredentials; c != nil && (len(c.User) > 64 || len(c.Password) > 64) {
+		return agentapi.HelloResponse{}, &ValidationError{Field: "bmc_credentials", Err: errors.New("user and password have at most 64 bytes")}
 	}
 	hello := agentapi.HelloRequest{Identity: req.Identity, Purpose: string(machine.BootEnlist)}
 	for attempt := 0; ; attempt++ {
@@ -437,8 +439,8 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	if err != nil {
 		return machine.Machine{}, &ValidationError{Field: "status", Err: err}
 	}
-	if len(files) > maxResultFiles {
-		return machine.Machine{}, &ValidationError{Field: "files", Err: fmt.Errorf("at most %d files", maxResultFiles)}
+	if err := machine.CheckResultFiles(files); err != nil {
+		return machine.Machine{}, &ValidationError{Field: "files", Err: err}
 	}
 	var inv *machine.Inventory
 	if data, ok := files[agentapi.InventoryFile]; ok {
@@ -446,8 +448,8 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 		if err := json.Unmarshal(data, inv); err != nil {
 			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
 		}
-		if len(inv.Disks) > maxDisks || len(inv.NICs) > maxMACs {
-			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: errors.New("too many disks or NICs")}
+		if err := machine.CheckInventory(*inv); err != nil {
+			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
 		}
 	}
 	if len(errText) > 4096 {
