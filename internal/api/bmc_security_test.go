@@ -269,15 +269,8 @@ func TestOversizedQueryIsRefused(t *testing.T) {
 func TestSignalOutOfPhaseIsAConflict(t *testing.T) {
 	e := start(t, "")
 	ctx := t.Context()
-	mac := "52:54:00:bb:00:40"
-	m := e.addMachine("phase", mac, nil)
-	e.must(http.StatusOK, http.MethodPost, "machines/"+m.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
-	e.waitStatus(m.SystemID, "Commissioning")
-	r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", mac), Purpose: "ephemeral", Enrol: e.enrol(m.SystemID)})
-	if err != nil || r.Action != agentapi.ActionProceed {
-		t.Fatalf("hello: %+v %v", r, err)
-	}
-	if err := e.agent(r.Token).Signal(ctx, agentapi.StatusInstalled, "", nil); !isStatus(err, http.StatusConflict) {
+	m, token := e.commissioning("phase", "52:54:00:bb:00:40")
+	if err := e.agent(token).Signal(ctx, agentapi.StatusInstalled, "", nil); !isStatus(err, http.StatusConflict) {
 		t.Errorf("INSTALLED while commissioning: %v, want 409", err)
 	}
 	if got := e.machine(m.SystemID).StatusName; got != "Commissioning" {

@@ -65,19 +65,27 @@ func TestEnlistmentsPerSourceAreBounded(t *testing.T) {
 func TestSignalFilesAreBounded(t *testing.T) {
 	e := start(t, "")
 	ctx := t.Context()
-	mac := "52:54:00:ee:02:01"
-	m := e.addMachine("files", mac, nil)
-	e.must(http.StatusOK, http.MethodPost, "machines/"+m.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
-	e.waitStatus(m.SystemID, "Commissioning")
-	r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", mac), Purpose: "ephemeral", Enrol: e.enrol(m.SystemID)})
-	if err != nil || r.Action != agentapi.ActionProceed {
-		t.Fatalf("hello: %+v %v", r, err)
-	}
-	err = e.agent(r.Token).Signal(ctx, agentapi.StatusWorking, "", map[string][]byte{"lshw": make([]byte, 5<<20)})
+	_, token := e.commissioning("files", "52:54:00:ee:02:01")
+	err := e.agent(token).Signal(ctx, agentapi.StatusWorking, "", map[string][]byte{"lshw": make([]byte, 5<<20)})
 	if !isStatus(err, http.StatusBadRequest) || !strings.Contains(err.Error(), "lshw") {
 		t.Errorf("a 5 MiB result file: %v, want 400 naming it", err)
 	}
-	if err := e.agent(r.Token).Signal(ctx, agentapi.StatusWorking, "", map[string][]byte{"lshw": make([]byte, 1<<20)}); err != nil {
+	if err := e.agent(token).Signal(ctx, agentapi.StatusWorking, "", map[string][]byte{"lshw": make([]byte, 1<<20)}); err != nil {
 		t.Errorf("a 1 MiB result file: %v", err)
 	}
+}
+
+// commissioning adds a machine, starts commissioning it and answers its
+// environment's hello as its own boot would, returning the machine and
+// the environment's token.
+func (e *env) commissioning(host, mac string) (apiMachine, string) {
+	e.t.Helper()
+	m := e.addMachine(host, mac, nil)
+	e.must(http.StatusOK, http.MethodPost, "machines/"+m.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
+	e.waitStatus(m.SystemID, "Commissioning")
+	r, err := e.agent("").Hello(e.t.Context(), agentapi.HelloRequest{Identity: ident("", mac), Purpose: "ephemeral", Enrol: e.enrol(m.SystemID)})
+	if err != nil || r.Action != agentapi.ActionProceed {
+		e.t.Fatalf("hello: %+v %v", r, err)
+	}
+	return m, r.Token
 }
