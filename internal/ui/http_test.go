@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -328,5 +329,44 @@ func TestDiscoveriesPage(t *testing.T) {
 	_, _, page = s.do(c, "GET", "/MAAS/machines/add?mac=52:54:00:d1:00:01", nil, nil)
 	if !strings.Contains(page, `value="52:54:00:d1:00:01"`) {
 		t.Fatalf("the add page is not prefilled:\n%s", page)
+	}
+}
+
+// Guessing one account's password from many addresses is limited per
+// account too, and an account that exists answers as one that does not.
+func TestLoginLimitPerAccount(t *testing.T) {
+	s := start(t)
+	codes := func(user string, first int) []int {
+		var out []int
+		for i := 0; i < 12; i++ {
+			// Each attempt from its own loopback address: the per-address
+			// limit never applies.
+			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, byte(first), byte(10+i))}}
+			c := newClient(t)
+			c.Transport = &http.Transport{DialContext: d.DialContext}
+			code, _ := s.login(c, user, "wrong-password")
+			out = append(out, code)
+		}
+		return out
+	}
+	known, unknown := codes("ada", 1), codes("nobody", 2)
+	for i := range known {
+		want := http.StatusUnauthorized
+		if i >= 10 {
+			want = http.StatusTooManyRequests
+		}
+		if known[i] != want {
+			t.Errorf("attempt %d on ada from a fresh address: %d, want %d", i+1, known[i], want)
+		}
+		if unknown[i] != known[i] {
+			t.Errorf("attempt %d: an unknown user answers %d, ada %d", i+1, unknown[i], known[i])
+		}
+	}
+	// While limited, even the right password is not checked.
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 3, 1)}}
+	c := newClient(t)
+	c.Transport = &http.Transport{DialContext: d.DialContext}
+	if code, _ := s.login(c, "ada", adaPass); code != http.StatusTooManyRequests {
+		t.Errorf("the right password during the lock: %d, want 429", code)
 	}
 }

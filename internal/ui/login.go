@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/password"
+	"github.com/anvilmetal/anvil/internal/oauth"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/session"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -64,6 +65,12 @@ func (s *Server) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	if !s.login.Allow(ratelimit.Source(r)) {
 		w.Header().Set("Retry-After", "2")
 		d.Error = "Too many attempts from your address; wait a few seconds."
+		s.showLogin(w, r, http.StatusTooManyRequests, d)
+		return
+	}
+	if !s.account.Allow(strings.ToLower(oauth.Truncate(d.Username, 150))) {
+		w.Header().Set("Retry-After", "30")
+		d.Error = "Too many attempts for this account; wait a minute."
 		s.showLogin(w, r, http.StatusTooManyRequests, d)
 		return
 	}

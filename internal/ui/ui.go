@@ -54,6 +54,11 @@ type Server struct {
 	fleet *fleet
 	stats *history
 	login *ratelimit.PerKey
+	// account limits password checks per user name, whatever address
+	// they come from: a guesser with many addresses still gets ten, then
+	// one every thirty seconds. Names nobody has are limited alike, so the
+	// answers tell no one which accounts exist.
+	account *ratelimit.PerKey
 }
 
 // New builds the pages over a region service.
@@ -69,7 +74,8 @@ func New(svc *region.Service, log *slog.Logger, opts Options) (*Server, error) {
 		fleet: newFleet(svc.Store, svc.Hub.Changed), stats: newHistory(2880),
 		// Password checks cost a quarter of a CPU-second each: a burst of
 		// five, then one every two seconds per address.
-		login: ratelimit.New(0.5, 5),
+		login:   ratelimit.New(0.5, 5),
+		account: ratelimit.New(1.0/30, 10),
 	}
 	var err error
 	if s.tmpl, err = parseTemplates(); err != nil {
