@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/oauth"
+	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/session"
 	"github.com/anvilmetal/anvil/internal/store"
