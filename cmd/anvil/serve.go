@@ -17,6 +17,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/serve"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // storeFlags are shared by every command that opens the database.
@@ -50,6 +51,7 @@ func serveCmd() *cobra.Command {
 		grace   time.Duration
 		pprofL  string
 		limits  httpserve.Limits
+		keep    store.Retention
 		tlsCfg  serve.TLSConfig
 	)
 	c := &cobra.Command{
@@ -73,7 +75,7 @@ func serveCmd() *cobra.Command {
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
-				HTTP: limits, TLS: tlsCfg,
+				HTTP: limits, TLS: tlsCfg, Retention: keep,
 			})
 			if err != nil {
 				return err
@@ -112,6 +114,9 @@ func serveCmd() *cobra.Command {
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	httpFlags(c, &limits)
+	c.Flags().DurationVar(&keep.EventAge, "event-retention", region.DefaultRetention.EventAge, "how long events are kept (-1s: for ever)")
+	c.Flags().DurationVar(&keep.DiscoveryAge, "discovery-retention", region.DefaultRetention.DiscoveryAge, "how long a discovery (an unknown MAC that asked for a boot or an address) is kept after it was last seen (-1s: for ever)")
+	c.Flags().IntVar(&keep.MaxDiscoveries, "max-discoveries", region.DefaultRetention.MaxDiscoveries, "discoveries kept at most, the most recently seen (-1: no limit)")
 	c.Flags().StringVar(&tlsCfg.CertFile, "tls-cert", "", "PEM certificate (chain) for HTTPS; with --tls-key, the API and pages are served over HTTPS on --tls-listen")
 	c.Flags().StringVar(&tlsCfg.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	c.Flags().StringVar(&tlsCfg.Listen, "tls-listen", ":5443", "HTTPS address for the API and pages when --tls-cert is given")

@@ -4,6 +4,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"github.com/anvilmetal/anvil/internal/password"
@@ -85,6 +86,11 @@ type Config struct {
 	// HTTP servers (timeouts, connections per address); zero fields take
 	// httpserve.Defaults.
 	HTTP httpserve.Limits
+	// Retention is how long events and discoveries are kept; zero
+	// fields take region.DefaultRetention, negative ones keep for ever.
+	Retention store.Retention
+	// PruneEvery is how often they are pruned (10 minutes when zero).
+	PruneEvery time.Duration
 	// TLS, when its certificate and key are set, serves the API and the
 	// web pages over HTTPS as well (see tls.go).
 	TLS TLSConfig
@@ -190,7 +196,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s.loops.Add(5)
+	s.loops.Add(6)
+	go func() {
+		defer s.loops.Done()
+		svc.RunPruner(bg, retention(cfg.Retention), cmp.Or(cfg.PruneEvery, 10*time.Minute))
+	}()
 	go func() { defer s.loops.Done(); s.announce(bg, self, cfg.Log) }()
 	go func() { defer s.loops.Done(); pages.Run(bg) }()
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
@@ -368,4 +378,27 @@ func (s *Server) announce(ctx context.Context, self string, log *slog.Logger) {
 		case <-t.C:
 		}
 	}
+}
+
+// retention fills r's zero fields from the defaults; a negative one turns
+// that limit off.
+func retention(r store.Retention) store.Retention {
+	d := region.DefaultRetention
+	age := func(v, def time.Duration) time.Duration {
+		switch {
+		case v == 0:
+			return def
+		case v < 0:
+			return 0
+		}
+		return v
+	}
+	r.EventAge, r.DiscoveryAge = age(r.EventAge, d.EventAge), age(r.DiscoveryAge, d.DiscoveryAge)
+	switch {
+	case r.MaxDiscoveries == 0:
+		r.MaxDiscoveries = d.MaxDiscoveries
+	case r.MaxDiscoveries < 0:
+		r.MaxDiscoveries = 0
+	}
+	return r
 }

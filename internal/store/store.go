@@ -158,6 +158,20 @@ type MachineVersion struct {
 	Pool     string
 }
 
+// Retention is how long events and discoveries are kept. A zero age or
+// count keeps them without that limit.
+type Retention struct {
+	EventAge       time.Duration
+	DiscoveryAge   time.Duration
+	MaxDiscoveries int
+	Batch          int // events deleted per call at most
+}
+
+// Pruned counts what one Prune deleted.
+type Pruned struct {
+	Events, Discoveries int64
+}
+
 // EventFilter selects events, newest first unless Ascending.
 type EventFilter struct {
 	Hostnames []string
@@ -325,6 +339,8 @@ type Store interface {
 	NoteDiscovery(ctx context.Context, d Discovery) error
 	ListDiscoveries(ctx context.Context) ([]Discovery, error)
 	DeleteDiscovery(ctx context.Context, mac string) error
+	// Prune deletes old events and discoveries (see Retention).
+	Prune(ctx context.Context, r Retention) (Pruned, error)
 
 	// Pool drift policies: the default power drift policy of machines in
 	// a pool that have none of their own. Setting one bumps the version of

@@ -42,3 +42,40 @@ func (s *Store) DeleteDiscovery(ctx context.Context, mac string) error {
 	_, err := s.conn(s.write).exec(ctx, `DELETE FROM discoveries WHERE mac = ?`, mac)
 	return err
 }
+
+// Prune deletes events and discoveries older than r says, and the
+// discoveries beyond its count, at most r.Batch events a call so that one
+// pass never holds the database for long. Several regions may prune at
+// once: each delete is idempotent.
+func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, error) {
+	var p store.Pruned
+	now := s.now()
+	w := s.conn(s.write)
+	if r.EventAge > 0 {
+		res, err := w.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events WHERE created < ? ORDER BY id LIMIT ?)`,
+			s.tv(now.Add(-r.EventAge)), r.Batch)
+		if err != nil {
+			return p, fmt.Errorf("prune events: %w", err)
+		}
+		p.Events, _ = res.RowsAffected()
+	}
+	if r.DiscoveryAge > 0 {
+		res, err := w.exec(ctx, `DELETE FROM discoveries WHERE last_seen < ?`, s.tv(now.Add(-r.DiscoveryAge)))
+		if err != nil {
+			return p, fmt.Errorf("prune discoveries: %w", err)
+		}
+		p.Discoveries, _ = res.RowsAffected()
+	}
+	if r.MaxDiscoveries > 0 {
+		// Keep the newest: drop what was last seen before the
+		// MaxDiscoveries-th newest sighting.
+		res, err := w.exec(ctx, `DELETE FROM discoveries WHERE last_seen < (SELECT last_seen FROM discoveries ORDER BY last_seen DESC LIMIT 1 OFFSET ?)`,
+			r.MaxDiscoveries-1)
+		if err != nil {
+			return p, fmt.Errorf("cap discoveries: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		p.Discoveries += n
+	}
+	return p, nil
+}
