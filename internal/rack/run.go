@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/boot"
@@ -71,6 +72,7 @@ type Rack struct {
 	DHCP     *dhcp.Server // nil unless DHCP is served
 	leases   dhcp.LeaseStore
 	stop     []func()
+	loops    sync.WaitGroup
 }
 
 // Start loads the cache from disk (so boots are answered at once, region
@@ -96,8 +98,10 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.stop = append(r.stop, cancel)
-	go Follow(ctx, cl, r.Cache, cfg.Log, nil)
-	go r.Reporter.Run(ctx, cl, cfg.Log)
+	// Close waits for both: the cache must not be written after it.
+	r.loops.Add(2)
+	go func() { defer r.loops.Done(); Follow(ctx, cl, r.Cache, cfg.Log, nil) }()
+	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
 
 	if cfg.MetadataURL == "" {
 		cfg.MetadataURL = cl.BaseURL() + "metadata/"
@@ -228,5 +232,6 @@ func (r *Rack) Close() error {
 		r.stop[i]()
 	}
 	r.stop = nil
+	r.loops.Wait()
 	return r.Cache.Save()
 }
