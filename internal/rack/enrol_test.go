@@ -60,8 +60,11 @@ func enrolOnlyToHolder(t *testing.T, dbURL string) {
 	}
 	const mac, holder, neighbour = "52:54:00:00:40:01", "127.0.0.2", "127.0.0.3"
 	// The rack leased holder to mac (as its DHCP would have).
-	holds := func(_ context.Context, m string) (netip.Addr, bool) {
-		return netip.MustParseAddr(holder), strings.EqualFold(m, mac)
+	holds := func(_ context.Context, m string) []netip.Addr {
+		if !strings.EqualFold(m, mac) {
+			return nil
+		}
+		return []netip.Addr{netip.MustParseAddr(holder)}
 	}
 	rk, err := rack.Start(ctx, rack.Config{DataDir: t.TempDir(), RegionURL: base, APIKey: key, HTTPAddr: "127.0.0.1:0", Log: log, Holder: holds})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -104,8 +106,8 @@ func (s *BootSource) enrol(ctx context.Context, e Entry, mac string, c boot.Clie
 	}
 	from := c.Addr.Addr().Unmap()
 	if s.Holder != nil {
-		if h, ok := s.Holder(ctx, mac); ok && h.Unmap() != from {
-			s.report(mac, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s (%s does): served without its enrolment secret", from, mac, h))
+		if hs := s.Holder(ctx, mac); len(hs) > 0 && !slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from }) {
+			s.report(mac, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s (%v does): served without its enrolment secret", from, mac, hs))
 			return ""
 		}
 	}
