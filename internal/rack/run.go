@@ -57,6 +57,9 @@ type Config struct {
 	// DHCPListen, when set, replaces ListenAndServe (tests run it inside
 	// a network namespace).
 	DHCPListen func(s *dhcp.Server) error
+	// Holder, when set, says who holds a MAC in place of the rack's DHCP
+	// leases or neighbour table (a site that knows better; tests).
+	Holder Holder
 	// NoRAReply turns off the answer to IPv6 router solicitations that
 	// a rack serving full DHCP gives by default (see package ndp).
 	NoRAReply bool
@@ -114,6 +117,15 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		// The last console is /dev/console, where the environment
 		// writes: the serial line, which serial-over-LAN shows.
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
+		Holder:      cfg.Holder,
+	}
+	// DHCP first: its leases say who holds a MAC before any config is
+	// served.
+	if cfg.DHCPInterface != "" {
+		if err := r.startDHCP(cfg); err != nil {
+			r.Close()
+			return nil, err
+		}
 	}
 	obs := func(name string, c boot.Client, n int64, d time.Duration, err error) {
 		if err != nil && !errors.Is(err, boot.ErrNotFound) {
@@ -154,12 +166,6 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
-	if cfg.DHCPInterface != "" {
-		if err := r.startDHCP(cfg); err != nil {
-			r.Close()
-			return nil, err
-		}
-	}
 	return r, nil
 }
 
@@ -177,6 +183,13 @@ func (r *Rack) startDHCP(cfg Config) error {
 		return fmt.Errorf("dhcp: %w", err)
 	}
 	r.DHCP, r.leases = srv, leases
+	switch {
+	case r.Source.Holder != nil:
+	case cfg.DHCPProxy:
+		r.Source.Holder = NeighbourHolder("")
+	default:
+		r.Source.Holder = LeaseHolder(leases)
+	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)

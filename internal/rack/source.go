@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/netip"
+	"slices"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/boot"
 	"github.com/anvilmetal/anvil/internal/boot/bootcfg"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -30,7 +33,10 @@ type BootSource struct {
 	Kernel, Initrd string
 	// ExtraParams go on every kernel command line (console=ttyS0,115200).
 	ExtraParams []string
-	Now         func() time.Time
+	// Holder, when set, says who holds a MAC; a per-MAC config asked
+	// for from another address is served without the enrolment secret.
+	Holder Holder
+	Now    func() time.Time
 }
 
 // Open implements boot.Source.
@@ -63,6 +69,7 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return boot.File{}, boot.ErrNotFound
 	}
 	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
+	e.Enrol = s.enrol(ctx, e, req.MAC, c)
 	return s.render(req, p, &e)
 }
 
@@ -88,6 +95,23 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 		s.report(req.MAC, req.UUID, boot.Client{}, p.Purpose, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
 	}
 	return file(b, s.now()), nil
+}
+
+// enrol is the enrolment value for a per-MAC config asked for by c: the
+// secret bound to c's address, and nothing when the rack knows that
+// another address holds the MAC (someone fetching a neighbour's config).
+func (s *BootSource) enrol(ctx context.Context, e Entry, mac string, c boot.Client) string {
+	if e.Enrol == "" || !c.Addr.IsValid() {
+		return ""
+	}
+	from := c.Addr.Addr().Unmap()
+	if s.Holder != nil {
+		if hs := s.Holder(ctx, mac); len(hs) > 0 && !slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from }) {
+			s.report(mac, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s (%v does): served without its enrolment secret", from, mac, hs))
+			return ""
+		}
+	}
+	return agentapi.EnrolFor(e.Enrol, from.String())
 }
 
 // ipxeTop is what DHCP hands iPXE: it asks for the machine's own config

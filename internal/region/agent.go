@@ -242,7 +242,10 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 				Description: fmt.Sprintf("Booted from %s; learned interface(s) %s, so its next boot is its own", source, strings.Join(learned, ", "))})
 		}
 		h := helloOf(req.Identity, req.Purpose, s)
-		h.EnrolOK = req.Enrol != "" && m.EnrolSecret != "" && subtle.ConstantTimeCompare([]byte(req.Enrol), []byte(m.EnrolSecret)) == 1
+		// The secret is bound to the address the rack served the boot
+		// to: presented from any other address it does not count.
+		want := agentapi.EnrolFor(m.EnrolSecret, source)
+		h.EnrolOK = req.Enrol != "" && want != "" && subtle.ConstantTimeCompare([]byte(req.Enrol), []byte(want)) == 1
 		out = machine.Greet(*m, h, awaited, s.Config)
 		*m = out.Machine
 		if out.Answer == machine.AnswerProceed {
