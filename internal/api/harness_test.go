@@ -219,3 +219,17 @@ func (e *env) waitStatusWithin(id, status string, d time.Duration) apiMachine {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// watchEvents opens the admin's event stream (events/?op=watch) for as
+// long as ctx lasts.
+func (e *env) watchEvents(ctx context.Context) *http.Response {
+	e.t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"api/2.0/events/?op=watch", nil)
+	req.Header.Set("Authorization", oauth(e.admin))
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}

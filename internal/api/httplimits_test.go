@@ -234,15 +234,9 @@ func TestStreamsAndTransfersOutliveTheLimits(t *testing.T) {
 func testStreamsAndTransfers(t *testing.T, e *env) {
 
 	t.Run("event stream", func(t *testing.T) {
-		req, _ := http.NewRequest(http.MethodGet, e.base+"api/2.0/events/?op=watch", nil)
-		req.Header.Set("Authorization", oauth(e.admin))
-		req.Header.Set("Accept", "text/event-stream")
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := e.watchEvents(ctx)
 		defer resp.Body.Close()
 		outlive(t, ctx, resp.Body, func() { e.addMachine("after-the-limits", "52:54:00:aa:00:01", nil) },
 			func(l string) bool { return strings.Contains(l, "after-the-limits") })

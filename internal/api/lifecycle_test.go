@@ -153,14 +153,9 @@ func TestSecretsHidden(t *testing.T) {
 // TestEventWatch follows the SSE stream while actions happen.
 func TestEventWatch(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		req, _ := http.NewRequest("GET", e.base+"api/2.0/events/?op=watch", nil)
-		req.Header.Set("Authorization", oauth(e.admin))
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := e.watchEvents(ctx)
 		defer resp.Body.Close()
 		if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 			t.Fatalf("content type %q", ct)
