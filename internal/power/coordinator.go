@@ -155,9 +155,9 @@ func (c *Coordinator) BMCOf(m machine.Machine) (BMC, error) {
 // each of those asks used to cost a write transaction that ended in
 // coalescing anyway (46% of the region's CPU in a 10,000-machine sweep).
 func (c *Coordinator) Submit(ctx context.Context, m machine.Machine, action machine.PowerAction, by, reason string) (store.PowerRequest, bool, error) {
-	bmc, err := c.BMCOf(m)
+	req, err := c.Request(m, action, by, reason)
 	if err != nil {
-		return store.PowerRequest{}, false, fmt.Errorf("power %s %s: %w", action, m.SystemID, err)
+		return store.PowerRequest{}, false, err
 	}
 	if action == QueryAction {
 		if r, ok := c.pendingQuery(ctx, m.SystemID); ok {
@@ -167,9 +167,7 @@ func (c *Coordinator) Submit(ctx context.Context, m machine.Machine, action mach
 		// A query queued from now on must go behind this action.
 		c.forgetQuery(m.SystemID, "")
 	}
-	r, coalesced, err := c.q.EnqueuePower(ctx, store.PowerRequest{
-		SystemID: m.SystemID, BMCKey: bmc.Key(), Action: string(action), RequestedBy: by, Reason: reason, Created: c.now(),
-	})
+	r, coalesced, err := c.q.EnqueuePower(ctx, req)
 	if err != nil {
 		return r, false, err
 	}
@@ -182,6 +180,29 @@ func (c *Coordinator) Submit(ctx context.Context, m machine.Machine, action mach
 	}
 	c.kick()
 	return r, coalesced, nil
+}
+
+// Request builds the request for action on m without queueing it, for a
+// caller that stores it in the transaction of the change implying it
+// (store.UpdateMachinePower); call Queued once that has committed.
+func (c *Coordinator) Request(m machine.Machine, action machine.PowerAction, by, reason string) (store.PowerRequest, error) {
+	bmc, err := c.BMCOf(m)
+	if err != nil {
+		return store.PowerRequest{}, fmt.Errorf("power %s %s: %w", action, m.SystemID, err)
+	}
+	return store.PowerRequest{
+		SystemID: m.SystemID, BMCKey: bmc.Key(), Action: string(action), RequestedBy: by, Reason: reason, Created: c.now(),
+	}, nil
+}
+
+// Queued tells the coordinator that r was committed to the queue by
+// another transaction: workers wake, and a query queued after it goes
+// behind it.
+func (c *Coordinator) Queued(r store.PowerRequest) {
+	if machine.PowerAction(r.Action) != QueryAction {
+		c.forgetQuery(r.SystemID, "")
+	}
+	c.kick()
 }
 
 // pendingQuery returns the query this process last queued for the machine

@@ -3,7 +3,6 @@ package region
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
@@ -23,11 +22,8 @@ func (s *Service) observe(ctx context.Context, r power.Result) {
 		s.logErr(err, "pool drift policies", r.Request.SystemID)
 		return
 	}
-	var (
-		correct machine.PowerAction
-		changed bool
-	)
-	m, err := s.update(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+	var changed bool
+	_, _, err = s.updatePower(ctx, r.Request.SystemID, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		w := m.Watch
 		if w.Observed == "" && w.LastAsk.At.IsZero() {
 			w = machine.AdoptPowerWatch(*m, now)
@@ -44,8 +40,8 @@ func (s *Service) observe(ctx context.Context, r power.Result) {
 			m.PowerState = r.State // the raw reading, as MAAS shows it
 		}
 		out := machine.ApplyDrift(*m, d, now, s.Config)
-		*m, correct, changed = out.Machine, out.Power, len(out.Events) > 0
-		return out.Events, nil
+		*m, changed = out.Machine, len(out.Events) > 0
+		return out.Events, powerAsk{Action: out.Power, Reason: "drift policy: " + m.Watch.Reason}, nil
 	})
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
@@ -55,10 +51,5 @@ func (s *Service) observe(ctx context.Context, r power.Result) {
 	}
 	if changed {
 		s.Hub.Notify()
-	}
-	if correct != machine.PowerNone {
-		if _, _, err := s.Power.Submit(ctx, m, correct, "", "drift policy: "+m.Watch.Reason); err != nil {
-			s.record(ctx, m, machine.LevelError, "Power failed", fmt.Sprintf("could not queue the drift correction: %v", err))
-		}
 	}
 }

@@ -70,46 +70,82 @@ type actOpts struct {
 }
 
 func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input, opts actOpts) (machine.Machine, *store.PowerRequest, error) {
-	var out machine.Outcome
-	m, err := s.updateWith(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, error) {
+	reason := string(in.Action)
+	if in.Comment != "" {
+		reason += ": " + in.Comment
+	}
+	m, req, err := s.updatePower(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		if !machine.CanView(actor, m) {
-			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+			return nil, powerAsk{}, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
 		}
 		var pre []machine.Event
 		if opts.before != nil {
 			var err error
 			if pre, err = opts.before(m); err != nil {
-				return nil, err
+				return nil, powerAsk{}, err
 			}
 		}
 		in.Actor, in.Now = actor, s.Now()
 		o, err := machine.Step(*m, in, s.Config)
 		if err != nil {
-			return nil, err
+			return nil, powerAsk{}, err
 		}
 		o.Machine.Watch = machine.NoteStep(o.Machine.Watch, in, o)
-		*m, out = o.Machine, o
-		return append(pre, o.Events...), nil
+		*m = o.Machine
+		ask := powerAsk{Action: o.Power, By: actor.Name, Reason: reason}
+		if opts.noPower {
+			ask.Action = machine.PowerNone
+		}
+		return append(pre, o.Events...), ask, nil
 	})
 	if err != nil {
 		return machine.Machine{}, nil, err
 	}
 	s.Hub.Notify()
-	if out.Power == machine.PowerNone || opts.noPower {
-		return m, nil, nil
-	}
-	reason := string(in.Action)
-	if in.Comment != "" {
-		reason += ": " + in.Comment
-	}
-	req, _, err := s.Power.Submit(ctx, m, out.Power, actor.Name, reason)
+	return m, req, nil
+}
+
+// powerAsk is the power command a change implies (Action PowerNone: none).
+type powerAsk struct {
+	Action     machine.PowerAction
+	By, Reason string
+}
+
+// powerFunc changes a machine and says what power command that implies.
+type powerFunc func(m *machine.Machine) ([]machine.Event, powerAsk, error)
+
+// updatePower is updateWith for a change that may imply a power command:
+// the change, its events and the command's request commit in one
+// transaction (store.UpdateMachinePower), so no crash can leave a machine
+// in a phase that waits on a power command nobody queued. A machine whose
+// BMC cannot be addressed keeps the change, with the reason as an event in
+// the same transaction; the phase's timeout then fails it as before.
+func (s *Service) updatePower(ctx context.Context, systemID string, results map[string][]byte, fn powerFunc) (machine.Machine, *store.PowerRequest, error) {
+	m, req, _, err := s.Store.UpdateMachinePower(ctx, systemID, results, func(m *machine.Machine) ([]machine.Event, *store.PowerRequest, error) {
+		evs, ask, err := fn(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		keepEnrol(m)
+		if ask.Action == machine.PowerNone {
+			return evs, nil, nil
+		}
+		r, err := s.Power.Request(*m, ask.Action, ask.By, ask.Reason)
+		if err != nil {
+			return append(evs, machine.Event{
+				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Power failed", Level: machine.LevelError,
+				Description: fmt.Sprintf("could not queue power %s: %v", ask.Action, err), Created: s.Now(),
+			}), nil, nil
+		}
+		return evs, &r, nil
+	})
 	if err != nil {
-		// The status change stands (the phase's timeout will fail it if
-		// the machine never boots); the reason is on the machine.
-		s.record(ctx, m, machine.LevelError, "Power failed", fmt.Sprintf("could not queue power %s: %v", out.Power, err))
-		return m, nil, nil
+		return machine.Machine{}, nil, err
 	}
-	return m, &req, nil
+	if req != nil {
+		s.Power.Queued(*req)
+	}
+	return m, req, nil
 }
 
 // update is Store.UpdateMachine with the region's invariants kept after
@@ -148,10 +184,10 @@ func (s *Service) PowerResult(ctx context.Context, r power.Result) {
 	report := machine.PowerReport{
 		Action: action, State: r.State, Err: r.Err, User: r.Request.RequestedBy, Duration: r.Duration, Now: s.Now(),
 	}
-	_, err := s.update(ctx, r.Request.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+	_, _, err := s.updatePower(ctx, r.Request.SystemID, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		out := machine.ApplyPower(*m, report, s.Config)
 		*m = out.Machine
-		return out.Events, nil
+		return out.Events, powerAsk{Action: out.Power, Reason: "after power " + string(action)}, nil
 	})
 	if !errors.Is(err, store.ErrNotFound) {
 		s.logErr(err, "record power result", r.Request.SystemID)
@@ -171,13 +207,13 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	failed := 0
 	for _, id := range ids {
 		expired := false
-		_, err := s.update(ctx, id, func(m *machine.Machine) ([]machine.Event, error) {
+		_, _, err := s.updatePower(ctx, id, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 			out, ok := machine.Expire(*m, now, s.Config)
 			if !ok {
-				return nil, nil
+				return nil, powerAsk{}, nil
 			}
 			*m, expired = out.Machine, true
-			return out.Events, nil
+			return out.Events, powerAsk{Action: out.Power, Reason: "status timeout"}, nil
 		})
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return failed, fmt.Errorf("expire %s: %w", id, err)

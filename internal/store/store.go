@@ -245,6 +245,10 @@ type Result struct {
 // with the change. Returning an error aborts the transaction.
 type UpdateFunc func(m *machine.Machine) ([]machine.Event, error)
 
+// PowerUpdateFunc is an UpdateFunc that may also return the power request
+// the change implies (nil for none); its SystemID is the machine's.
+type PowerUpdateFunc func(m *machine.Machine) ([]machine.Event, *PowerRequest, error)
+
 // Store is everything Anvil keeps.
 type Store interface {
 	// Machines. CreateMachine assigns SystemID when empty, and Created,
@@ -309,6 +313,14 @@ type Store interface {
 	// files (as PutResults) in the same transaction: results and the step
 	// they led to are written together or not at all.
 	UpdateMachineWithResults(ctx context.Context, systemID string, files map[string][]byte, fn UpdateFunc) (machine.Machine, error)
+	// UpdateMachinePower is UpdateMachineWithResults (files may be nil)
+	// whose fn may also return a power request, enqueued as EnqueuePower
+	// does in the same transaction: a status change and the power command
+	// it implies are stored together or not at all, so a crash between
+	// them cannot leave a machine in a phase with nothing queued. It
+	// returns the request stored or coalesced with (nil if none) and
+	// whether it was coalesced.
+	UpdateMachinePower(ctx context.Context, systemID string, files map[string][]byte, fn PowerUpdateFunc) (machine.Machine, *PowerRequest, bool, error)
 	ListResults(ctx context.Context, systemID string) ([]Result, error)
 
 	// Zones and pools: names are unique; "default" cannot be deleted; a zone

@@ -134,6 +134,42 @@ func (s *Store) UpdateMachineWithResults(ctx context.Context, systemID string, f
 	return s.updateMachine(ctx, systemID, fn, func(q conn) error { return s.putResults(ctx, q, systemID, files) })
 }
 
+// UpdateMachinePower is UpdateMachineWithResults whose fn may also ask for
+// a power request: the machine, its events, the result files and the
+// request (enqueued as EnqueuePower does, coalescing included) commit
+// together or not at all.
+func (s *Store) UpdateMachinePower(ctx context.Context, systemID string, files map[string][]byte, fn store.PowerUpdateFunc) (machine.Machine, *store.PowerRequest, bool, error) {
+	var (
+		req       *store.PowerRequest
+		coalesced bool
+	)
+	m, err := s.updateMachine(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		evs, r, err := fn(m)
+		req = r
+		return evs, err
+	}, func(q conn) error {
+		if len(files) > 0 {
+			if err := s.putResults(ctx, q, systemID, files); err != nil {
+				return err
+			}
+		}
+		if req == nil {
+			return nil
+		}
+		req.SystemID = systemID
+		r, c, err := s.enqueue(ctx, q, *req)
+		if err != nil {
+			return fmt.Errorf("enqueue power %s: %w", req.Action, err)
+		}
+		req, coalesced = &r, c
+		return nil
+	})
+	if err != nil {
+		return machine.Machine{}, nil, false, err
+	}
+	return m, req, coalesced, nil
+}
+
 // updateMachine is UpdateMachine with more writes (also, when not nil) in
 // its transaction, after the machine's.
 func (s *Store) updateMachine(ctx context.Context, systemID string, fn store.UpdateFunc, also func(q conn) error) (machine.Machine, error) {

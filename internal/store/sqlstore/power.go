@@ -35,32 +35,37 @@ func (s *Store) EnqueuePower(ctx context.Context, r store.PowerRequest) (store.P
 		coalesced bool
 	)
 	err := s.inTx(ctx, func(q conn) error {
-		if err := s.lockPower(ctx, q); err != nil {
-			return err
-		}
-		last, err := scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests
-			WHERE system_id = ? AND state IN ('queued', 'running') ORDER BY seq DESC LIMIT 1`, r.SystemID))
-		if err == nil && last.Action == r.Action {
-			out, coalesced = last, true
-			return nil
-		}
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if r.ID == "" {
-			r.ID = newRequestID()
-		}
-		r.State, r.Created = store.PowerQueued, s.orNow(r.Created)
-		_, err = q.exec(ctx, `INSERT INTO power_requests (id, system_id, bmc_key, action, state, requested_by, reason, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.SystemID, r.BMCKey, r.Action, r.State, r.RequestedBy, r.Reason, s.tv(r.Created))
-		out = r
-		out.Created = s.norm(r.Created)
+		var err error
+		out, coalesced, err = s.enqueue(ctx, q, r)
 		return err
 	})
 	if err != nil {
 		return store.PowerRequest{}, false, fmt.Errorf("enqueue power %s for %s: %w", r.Action, r.SystemID, err)
 	}
 	return out, coalesced, nil
+}
+
+// enqueue is EnqueuePower inside the caller's transaction q.
+func (s *Store) enqueue(ctx context.Context, q conn, r store.PowerRequest) (store.PowerRequest, bool, error) {
+	if err := s.lockPower(ctx, q); err != nil {
+		return store.PowerRequest{}, false, err
+	}
+	last, err := scanPower(q.queryRow(ctx, `SELECT `+powerColumns+` FROM power_requests
+		WHERE system_id = ? AND state IN ('queued', 'running') ORDER BY seq DESC LIMIT 1`, r.SystemID))
+	if err == nil && last.Action == r.Action {
+		return last, true, nil
+	}
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return store.PowerRequest{}, false, err
+	}
+	if r.ID == "" {
+		r.ID = newRequestID()
+	}
+	r.State, r.Created = store.PowerQueued, s.orNow(r.Created)
+	_, err = q.exec(ctx, `INSERT INTO power_requests (id, system_id, bmc_key, action, state, requested_by, reason, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.SystemID, r.BMCKey, r.Action, r.State, r.RequestedBy, r.Reason, s.tv(r.Created))
+	r.Created = s.norm(r.Created)
+	return r, false, err
 }
 
 // lockPower serialises queue changes across processes where the database

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},
+		{"UpdateMachinePower", testUpdateMachinePower},
 		{"UpdateConflictRollsBack", testUpdateConflictRollsBack},
 		{"UpdateInterfaces", testUpdateInterfaces},
 		{"UpdateZoneAndPool", testUpdateZoneAndPool},
