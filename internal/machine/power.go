@@ -13,6 +13,10 @@ type PowerReport struct {
 	Duration time.Duration
 	User     string
 	Now      time.Time
+	// Note, when set, says how the command was carried out (a re-run that
+	// found the machine already where the command leads); it ends the
+	// event's text.
+	Note string
 }
 
 // ApplyPower records a power result on the machine and takes the lifecycle
@@ -32,6 +36,9 @@ func ApplyPower(m Machine, r PowerReport, cfg Config) Outcome {
 	} else {
 		ev.Type = "Power " + string(r.Action)
 		ev.Description = fmt.Sprintf("Power %s done in %s; power is %s", r.Action, r.Duration.Round(time.Millisecond), stateWord(r.State))
+	}
+	if r.Note != "" {
+		ev.Description += " (" + r.Note + ")"
 	}
 	out := Outcome{Machine: c, Events: []Event{ev}}
 

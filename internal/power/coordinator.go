@@ -25,6 +25,8 @@ type Queue interface {
 	ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error)
 	ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error
 	FinishPower(ctx context.Context, r store.PowerRequest) error
+	FinishPowerWith(ctx context.Context, r store.PowerRequest, fn store.PowerUpdateFunc) (machine.Machine, *store.PowerRequest, error)
+	MarkPowerSent(ctx context.Context, id, owner string, at time.Time) error
 	ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]store.PowerRequest, error)
 	GetPowerRequest(ctx context.Context, id string) (store.PowerRequest, error)
 	PowerQueue(ctx context.Context, systemID string) ([]store.PowerRequest, error)
@@ -38,11 +40,24 @@ type Result struct {
 	State    machine.PowerState // what the BMC reported afterwards; unknown if it cannot tell
 	Err      error
 	Duration time.Duration
+	// Resumed is the step a re-run took (see Resume); "" for a first run.
+	Resumed Step
 }
 
-// Reporter receives every result; the region records it on the machine.
+// Reporter turns every result into a change of its machine; the region
+// records it there.
 type Reporter interface {
-	PowerResult(ctx context.Context, r Result)
+	PowerResult(ctx context.Context, r Result) Record
+}
+
+// Record is what a result changes. Change runs in the transaction that
+// ends the request, so a command's end and the lifecycle step it implies
+// (and the command that step asks for) are stored together or not at all;
+// nil changes nothing. Done, when set, runs after that commit with the
+// machine as stored (zero if it is gone) and the request Change queued.
+type Record struct {
+	Change store.PowerUpdateFunc
+	Done   func(m machine.Machine, next *store.PowerRequest)
 }
 
 // Config tunes the coordinator.
@@ -358,12 +373,14 @@ func (c *Coordinator) janitor(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		failed, err := c.q.ExpirePowerLeases(ctx, c.now(), c.cfg.Attempts)
+		abandoned, err := c.q.ExpirePowerLeases(ctx, c.now(), c.cfg.Attempts)
 		if err != nil {
 			c.log.Error("expire power leases", "err", err)
 		}
-		for _, r := range failed {
-			c.report(Result{Request: r, State: machine.PowerError, Err: &Error{Kind: Timeout, Op: r.Action, Err: errors.New(r.Error)}})
+		for _, r := range abandoned {
+			cause := &Error{Kind: Timeout, Op: r.Action, Err: fmt.Errorf("abandoned after %d attempts: the region running it stopped answering", r.Attempts)}
+			r.State, r.Error, r.ErrorKind, r.Finished = store.PowerFailed, cause.Error(), string(Timeout), c.now()
+			c.finish(Result{Request: r, State: machine.PowerError, Err: cause})
 		}
 		if _, err := c.q.PrunePower(ctx, c.now().Add(-24*time.Hour)); err != nil {
 			c.log.Error("prune power requests", "err", err)
@@ -371,6 +388,7 @@ func (c *Coordinator) janitor(ctx context.Context) {
 	}
 }
 
+// report forgets a finished query and wakes those waiting for the request.
 func (c *Coordinator) report(res Result) {
 	if res.Request.Action == string(QueryAction) {
 		c.mu.Lock()
@@ -380,9 +398,6 @@ func (c *Coordinator) report(res Result) {
 		c.doneQueries[res.Request.ID] = true
 		c.mu.Unlock()
 		c.forgetQuery(res.Request.SystemID, res.Request.ID)
-	}
-	if c.reporter != nil {
-		c.reporter.PowerResult(context.Background(), res)
 	}
 	c.finished(res.Request.ID)
 }

@@ -13,9 +13,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
-	"github.com/anvilmetal/anvil/internal/secret"
 	"github.com/anvilmetal/anvil/internal/store"
-	"github.com/anvilmetal/anvil/internal/store/open"
 	"github.com/anvilmetal/anvil/internal/testutil/pgtest"
 )
 
@@ -88,10 +86,18 @@ type results struct {
 	got []power.Result
 }
 
-func (r *results) PowerResult(_ context.Context, res power.Result) {
+func (r *results) PowerResult(_ context.Context, res power.Result) power.Record {
+	return power.Record{Done: func(machine.Machine, *store.PowerRequest) {
+		r.mu.Lock()
+		r.got = append(r.got, res)
+		r.mu.Unlock()
+	}}
+}
+
+func (r *results) all() []power.Result {
 	r.mu.Lock()
-	r.got = append(r.got, res)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	return append([]power.Result(nil), r.got...)
 }
 
 func setup(t *testing.T, f *fakeBMC, machines, perBMC int) (store.Store, []machine.Machine) {
@@ -100,16 +106,7 @@ func setup(t *testing.T, f *fakeBMC, machines, perBMC int) (store.Store, []machi
 
 func setupDB(t *testing.T, dbURL string, f *fakeBMC, machines, perBMC int) (store.Store, []machine.Machine) {
 	t.Helper()
-	dir := t.TempDir()
-	sealer, err := secret.LoadOrCreate(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := open.Open(context.Background(), dbURL, dir, sealer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStore(t, dbURL)
 	var ms []machine.Machine
 	for i := 0; i < machines; i++ {
 		m := machine.Machine{

@@ -105,49 +105,6 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 	return m, req, nil
 }
 
-// powerAsk is the power command a change implies (Action PowerNone: none).
-type powerAsk struct {
-	Action     machine.PowerAction
-	By, Reason string
-}
-
-// powerFunc changes a machine and says what power command that implies.
-type powerFunc func(m *machine.Machine) ([]machine.Event, powerAsk, error)
-
-// updatePower is updateWith for a change that may imply a power command:
-// the change, its events and the command's request commit in one
-// transaction (store.UpdateMachinePower), so no crash can leave a machine
-// in a phase that waits on a power command nobody queued. A machine whose
-// BMC cannot be addressed keeps the change, with the reason as an event in
-// the same transaction; the phase's timeout then fails it as before.
-func (s *Service) updatePower(ctx context.Context, systemID string, results map[string][]byte, fn powerFunc) (machine.Machine, *store.PowerRequest, error) {
-	m, req, _, err := s.Store.UpdateMachinePower(ctx, systemID, results, func(m *machine.Machine) ([]machine.Event, *store.PowerRequest, error) {
-		evs, ask, err := fn(m)
-		if err != nil {
-			return nil, nil, err
-		}
-		keepEnrol(m)
-		if ask.Action == machine.PowerNone {
-			return evs, nil, nil
-		}
-		r, err := s.Power.Request(*m, ask.Action, ask.By, ask.Reason)
-		if err != nil {
-			return append(evs, machine.Event{
-				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Power failed", Level: machine.LevelError,
-				Description: fmt.Sprintf("could not queue power %s: %v", ask.Action, err), Created: s.Now(),
-			}), nil, nil
-		}
-		return evs, &r, nil
-	})
-	if err != nil {
-		return machine.Machine{}, nil, err
-	}
-	if req != nil {
-		s.Power.Queued(*req)
-	}
-	return m, req, nil
-}
-
 // update is Store.UpdateMachine with the region's invariants kept after
 // every change: a machine in a netbooting phase has an enrolment secret
 // for its boot, and one outside such a phase has none and no wrong boots.
@@ -170,29 +127,6 @@ func (s *Service) updateWith(ctx context.Context, systemID string, results map[s
 		return s.Store.UpdateMachineWithResults(ctx, systemID, results, keep)
 	}
 	return s.Store.UpdateMachine(ctx, systemID, keep)
-}
-
-// PowerResult records a finished power command and the lifecycle step it
-// implies. It implements power.Reporter. Query results feed the drift
-// policy (see observe); action results are recorded as events.
-func (s *Service) PowerResult(ctx context.Context, r power.Result) {
-	action := machine.PowerAction(r.Request.Action)
-	if action == power.QueryAction {
-		s.observe(ctx, r)
-		return
-	}
-	report := machine.PowerReport{
-		Action: action, State: r.State, Err: r.Err, User: r.Request.RequestedBy, Duration: r.Duration, Now: s.Now(),
-	}
-	_, _, err := s.updatePower(ctx, r.Request.SystemID, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
-		out := machine.ApplyPower(*m, report, s.Config)
-		*m = out.Machine
-		return out.Events, powerAsk{Action: out.Power, Reason: "after power " + string(action)}, nil
-	})
-	if !errors.Is(err, store.ErrNotFound) {
-		s.logErr(err, "record power result", r.Request.SystemID)
-	}
-	s.Hub.Notify()
 }
 
 // ExpireDue fails every machine whose monitored status has run out. Each

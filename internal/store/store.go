@@ -213,6 +213,10 @@ type PowerRequest struct {
 	ResultState  string // power state the BMC reported afterwards
 	Error        string
 	ErrorKind    string
+	// Sent is when a worker was about to send the command to the BMC
+	// (zero: never). A request claimed again after a lost lease with Sent
+	// set may already have acted, so it is checked before it is re-sent.
+	Sent time.Time
 }
 
 // SSHKey is a user's public key, put on the machines the user deploys.
@@ -397,11 +401,24 @@ type Store interface {
 	// ExtendPowerLease moves a running request's lease on; it fails with
 	// ErrNotFound if the lease was lost (expired and taken back).
 	ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error
-	// FinishPower records how a running request held by owner ended.
+	// FinishPower records how a running request held by r.LeaseOwner
+	// ended; ErrNotFound if it is no longer running under that lease.
 	FinishPower(ctx context.Context, r PowerRequest) error
+	// FinishPowerWith is FinishPower with fn's change to the request's
+	// machine, and the request fn returns (enqueued as EnqueuePower does),
+	// in the same transaction: a command's end and the lifecycle step it
+	// implies (Releasing → Ready after the power off) are stored together
+	// or not at all. fn may be nil; a machine that is gone leaves only the
+	// request to finish, and the zero machine is returned.
+	FinishPowerWith(ctx context.Context, r PowerRequest, fn PowerUpdateFunc) (machine.Machine, *PowerRequest, error)
+	// MarkPowerSent records, before a worker sends r's command, that it
+	// may reach the BMC (PowerRequest.Sent); ErrNotFound if the lease is
+	// no longer owner's.
+	MarkPowerSent(ctx context.Context, id, owner string, at time.Time) error
 	// ExpirePowerLeases puts back in the queue running requests whose
-	// lease ran out before now (their region died), or fails them once
-	// they have had maxAttempts; it returns those it failed.
+	// lease ran out before now (their region died) and returns, still
+	// running, those that have had maxAttempts: the caller fails each
+	// with FinishPowerWith, so that the machine's step goes with it.
 	ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]PowerRequest, error)
 	GetPowerRequest(ctx context.Context, id string) (PowerRequest, error)
 	// PowerQueue lists a machine's running and queued requests in order.

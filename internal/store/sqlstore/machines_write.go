@@ -173,30 +173,9 @@ func (s *Store) UpdateMachinePower(ctx context.Context, systemID string, files m
 // updateMachine is UpdateMachine with more writes (also, when not nil) in
 // its transaction, after the machine's.
 func (s *Store) updateMachine(ctx context.Context, systemID string, fn store.UpdateFunc, also func(q conn) error) (machine.Machine, error) {
-	var (
-		m     machine.Machine
-		rowID int64
-		fnErr error
-	)
+	var u machineUpdate
 	err := s.inTx(ctx, func(q conn) error {
-		ms, ids, err := s.loadMachines(ctx, q, store.MachineFilter{SystemIDs: []string{systemID}, WithPowerParams: true}, s.d.ForUpdate)
-		if err != nil {
-			return err
-		}
-		if len(ms) == 0 {
-			return notFound("machine", systemID)
-		}
-		before := ms[0]
-		m, rowID = before.Clone(), ids[0]
-		events, err := fn(&m)
-		if err != nil {
-			fnErr = err
-			return err
-		}
-		if err := s.writeUpdate(ctx, q, rowID, &before, &m); err != nil {
-			return err
-		}
-		if err := s.insertEvents(ctx, q, forMachine(events, &m)); err != nil {
+		if err := s.updateIn(ctx, q, systemID, fn, &u); err != nil {
 			return err
 		}
 		if also != nil {
@@ -204,13 +183,48 @@ func (s *Store) updateMachine(ctx context.Context, systemID string, fn store.Upd
 		}
 		return nil
 	})
-	switch {
-	case fnErr != nil:
-		return machine.Machine{}, fnErr
-	case err != nil:
-		return machine.Machine{}, fmt.Errorf("update machine %s: %w", systemID, s.explainUnique(ctx, err, &m, rowID))
+	return u.result(s, ctx, systemID, err)
+}
+
+// machineUpdate is what updateIn leaves for its caller to report.
+type machineUpdate struct {
+	m     machine.Machine
+	rowID int64
+	fnErr error
+}
+
+// updateIn is updateMachine's body inside the caller's transaction q.
+func (s *Store) updateIn(ctx context.Context, q conn, systemID string, fn store.UpdateFunc, u *machineUpdate) error {
+	ms, ids, err := s.loadMachines(ctx, q, store.MachineFilter{SystemIDs: []string{systemID}, WithPowerParams: true}, s.d.ForUpdate)
+	if err != nil {
+		return err
 	}
-	return m, nil
+	if len(ms) == 0 {
+		return notFound("machine", systemID)
+	}
+	before := ms[0]
+	u.m, u.rowID = before.Clone(), ids[0]
+	events, err := fn(&u.m)
+	if err != nil {
+		u.fnErr = err
+		return err
+	}
+	if err := s.writeUpdate(ctx, q, u.rowID, &before, &u.m); err != nil {
+		return err
+	}
+	return s.insertEvents(ctx, q, forMachine(events, &u.m))
+}
+
+// result turns the transaction's error into updateMachine's: fn's own
+// error unchanged, others explained (which unique value clashed).
+func (u *machineUpdate) result(s *Store, ctx context.Context, systemID string, err error) (machine.Machine, error) {
+	switch {
+	case u.fnErr != nil:
+		return machine.Machine{}, u.fnErr
+	case err != nil:
+		return machine.Machine{}, fmt.Errorf("update machine %s: %w", systemID, s.explainUnique(ctx, err, &u.m, u.rowID))
+	}
+	return u.m, nil
 }
 
 // writeUpdate stores m, as fn left it, over before.

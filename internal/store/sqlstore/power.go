@@ -9,17 +9,18 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
 const powerColumns = `id, system_id, bmc_key, action, state, requested_by, reason, created, started,
-	finished, attempts, lease_owner, lease_expires, result_state, error, error_kind`
+	finished, attempts, lease_owner, lease_expires, result_state, error, error_kind, sent`
 
 func scanPower(sc interface{ Scan(...any) error }) (store.PowerRequest, error) {
 	var r store.PowerRequest
 	err := sc.Scan(&r.ID, &r.SystemID, &r.BMCKey, &r.Action, &r.State, &r.RequestedBy, &r.Reason,
 		timeDest{&r.Created}, timeDest{&r.Started}, timeDest{&r.Finished}, &r.Attempts, &r.LeaseOwner,
-		timeDest{&r.LeaseExpires}, &r.ResultState, &r.Error, &r.ErrorKind)
+		timeDest{&r.LeaseExpires}, &r.ResultState, &r.Error, &r.ErrorKind, timeDest{&r.Sent})
 	return r, err
 }
 
@@ -149,14 +150,79 @@ func (s *Store) ExtendPowerLease(ctx context.Context, id, owner string, until ti
 }
 
 func (s *Store) FinishPower(ctx context.Context, r store.PowerRequest) error {
-	if r.State != store.PowerDone && r.State != store.PowerFailed {
-		return fmt.Errorf("finish power request %s: state %q is not done or failed", r.ID, r.State)
+	if err := s.finishIn(ctx, s.conn(s.write), r); err != nil {
+		return fmt.Errorf("finish power request %s: %w", r.ID, err)
 	}
-	res, err := s.conn(s.write).exec(ctx, `UPDATE power_requests SET state = ?, finished = ?, result_state = ?, error = ?, error_kind = ?
+	return nil
+}
+
+// FinishPowerWith is FinishPower and fn's change to the request's machine
+// (with the request fn returns, enqueued as EnqueuePower does) in one
+// transaction. Locks are taken in the order every power transaction uses
+// (the machine's row, then the queue, then requests), so that it cannot
+// deadlock with a claim, an enqueue or a lease expiry. A machine deleted
+// meanwhile leaves only the request to finish: the zero machine is
+// returned, as it is when fn is nil.
+func (s *Store) FinishPowerWith(ctx context.Context, r store.PowerRequest, fn store.PowerUpdateFunc) (machine.Machine, *store.PowerRequest, error) {
+	var (
+		u    machineUpdate
+		next *store.PowerRequest
+		gone bool
+	)
+	err := s.inTx(ctx, func(q conn) error {
+		if fn == nil {
+			gone = true
+		} else {
+			err := s.updateIn(ctx, q, r.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+				evs, n, err := fn(m)
+				next = n
+				return evs, err
+			}, &u)
+			if errors.Is(err, store.ErrNotFound) && u.fnErr == nil {
+				gone, next = true, nil
+			} else if err != nil {
+				return err
+			}
+		}
+		if err := s.lockPower(ctx, q); err != nil {
+			return err
+		}
+		if err := s.finishIn(ctx, q, r); err != nil {
+			return err
+		}
+		if next == nil {
+			return nil
+		}
+		next.SystemID = r.SystemID
+		n, _, err := s.enqueue(ctx, q, *next)
+		if err != nil {
+			return fmt.Errorf("enqueue power %s: %w", next.Action, err)
+		}
+		next = &n
+		return nil
+	})
+	if err != nil {
+		if u.fnErr != nil {
+			return machine.Machine{}, nil, u.fnErr
+		}
+		return machine.Machine{}, nil, fmt.Errorf("finish power request %s: %w", r.ID, err)
+	}
+	if gone {
+		return machine.Machine{}, nil, nil
+	}
+	return u.m, next, nil
+}
+
+// finishIn marks r, running under r.LeaseOwner, as ended.
+func (s *Store) finishIn(ctx context.Context, q conn, r store.PowerRequest) error {
+	if r.State != store.PowerDone && r.State != store.PowerFailed {
+		return fmt.Errorf("state %q is not done or failed", r.State)
+	}
+	res, err := q.exec(ctx, `UPDATE power_requests SET state = ?, finished = ?, result_state = ?, error = ?, error_kind = ?
 		WHERE id = ? AND lease_owner = ? AND state = 'running'`,
 		r.State, s.tv(s.orNow(r.Finished)), r.ResultState, r.Error, r.ErrorKind, r.ID, r.LeaseOwner)
 	if err != nil {
-		return fmt.Errorf("finish power request %s: %w", r.ID, err)
+		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return notFound("running power request held by "+r.LeaseOwner, r.ID)
@@ -164,8 +230,22 @@ func (s *Store) FinishPower(ctx context.Context, r store.PowerRequest) error {
 	return nil
 }
 
+// MarkPowerSent records that the worker holding r is about to send its
+// command to the BMC.
+func (s *Store) MarkPowerSent(ctx context.Context, id, owner string, at time.Time) error {
+	res, err := s.conn(s.write).exec(ctx, `UPDATE power_requests SET sent = ?
+		WHERE id = ? AND lease_owner = ? AND state = 'running'`, s.tv(at), id, owner)
+	if err != nil {
+		return fmt.Errorf("mark power request %s sent: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("running power request held by "+owner, id)
+	}
+	return nil
+}
+
 func (s *Store) ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempts int) ([]store.PowerRequest, error) {
-	var failed []store.PowerRequest
+	var abandoned []store.PowerRequest
 	err := s.inTx(ctx, func(q conn) error {
 		if err := s.lockPower(ctx, q); err != nil {
 			return err
@@ -181,15 +261,11 @@ func (s *Store) ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempt
 			return err
 		}
 		for _, r := range expired {
-			if r.Attempts < maxAttempts {
-				_, err = q.exec(ctx, `UPDATE power_requests SET state = 'queued', lease_owner = '', lease_expires = NULL WHERE id = ?`, r.ID)
-			} else {
-				r.State, r.Error, r.ErrorKind, r.Finished = store.PowerFailed, fmt.Sprintf("abandoned after %d attempts: the region running it stopped answering", r.Attempts), "timeout", s.norm(now)
-				_, err = q.exec(ctx, `UPDATE power_requests SET state = ?, error = ?, error_kind = ?, finished = ? WHERE id = ?`,
-					r.State, r.Error, r.ErrorKind, s.tv(now), r.ID)
-				failed = append(failed, r)
+			if r.Attempts >= maxAttempts {
+				abandoned = append(abandoned, r)
+				continue
 			}
-			if err != nil {
+			if _, err := q.exec(ctx, `UPDATE power_requests SET state = 'queued', lease_owner = '', lease_expires = NULL WHERE id = ?`, r.ID); err != nil {
 				return err
 			}
 		}
@@ -198,7 +274,7 @@ func (s *Store) ExpirePowerLeases(ctx context.Context, now time.Time, maxAttempt
 	if err != nil {
 		return nil, fmt.Errorf("expire power leases: %w", err)
 	}
-	return failed, nil
+	return abandoned, nil
 }
 
 func (s *Store) GetPowerRequest(ctx context.Context, id string) (store.PowerRequest, error) {

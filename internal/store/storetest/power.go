@@ -133,11 +133,24 @@ func testPowerLeases(t *testing.T, s store.Store) {
 		t.Fatalf("the dead region extended a lease it lost: %v", err)
 	}
 	failed, err = s.ExpirePowerLeases(ctx, now.Add(5*time.Second), 2)
-	if err != nil || len(failed) != 1 || failed[0].State != store.PowerFailed || failed[0].Error == "" {
-		t.Fatalf("second expiry: %+v %v; want it failed with a reason", failed, err)
+	if err != nil || len(failed) != 1 || failed[0].ID != r.ID || failed[0].State != store.PowerRunning || failed[0].LeaseOwner != "alive" {
+		t.Fatalf("second expiry: %+v %v; want it handed back, still running, to be failed", failed, err)
 	}
 	if _, ok := claim(t, s, "alive"); ok {
-		t.Fatal("a failed request was claimed")
+		t.Fatal("an abandoned request was claimed again")
+	}
+	// Until someone fails it, every expiry names it again: a region that
+	// dies before failing it leaves it to the next.
+	if again, err := s.ExpirePowerLeases(ctx, now.Add(6*time.Second), 2); err != nil || len(again) != 1 {
+		t.Fatalf("third expiry: %+v %v", again, err)
+	}
+	f := failed[0]
+	f.State, f.Error = store.PowerFailed, "abandoned"
+	if _, _, err := s.FinishPowerWith(ctx, f, nil); err != nil {
+		t.Fatalf("fail the abandoned request: %v", err)
+	}
+	if again, err := s.ExpirePowerLeases(ctx, now.Add(7*time.Second), 2); err != nil || len(again) != 0 {
+		t.Fatalf("expiry after it was failed: %+v %v", again, err)
 	}
 }
 

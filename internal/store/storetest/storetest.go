@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},
 		{"UpdateMachinePower", testUpdateMachinePower},
+		{"FinishPowerWith", testFinishPowerWith},
 		{"UpdateConflictRollsBack", testUpdateConflictRollsBack},
 		{"UpdateInterfaces", testUpdateInterfaces},
 		{"UpdateZoneAndPool", testUpdateZoneAndPool},

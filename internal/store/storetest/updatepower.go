@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -55,5 +57,72 @@ func testUpdateMachinePower(t *testing.T, s store.Store) {
 	}
 	if res, err := s.ListResults(ctx, m.SystemID); err != nil || len(res) != 1 {
 		t.Fatalf("results: %+v %v", res, err)
+	}
+}
+
+// testFinishPowerWith: a command's end, the machine's step it implies and
+// the request that step asks for commit together; a lost lease takes the
+// step down with it; a deleted machine still lets the request end; a
+// request is marked sent only by the worker holding it.
+func testFinishPowerWith(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m := create(t, s, newMachine("node1", mac(1)))
+	m.Status = machine.Releasing
+	if _, err := s.UpdateMachine(ctx, m.SystemID, func(x *machine.Machine) ([]machine.Event, error) {
+		x.Status = machine.Releasing
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	enqueue(t, s, m.SystemID, "ipmi://bmc1", "off")
+	r, _ := claim(t, s, "region-a")
+	if err := s.MarkPowerSent(ctx, r.ID, "region-b", time.Now()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("marked sent by a region without the lease: %v", err)
+	}
+	sent := time.Now().UTC().Truncate(time.Microsecond)
+	if err := s.MarkPowerSent(ctx, r.ID, "region-a", sent); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetPowerRequest(ctx, r.ID); err != nil || !got.Sent.Equal(sent) {
+		t.Fatalf("sent reads %v (%v), want %v", got.Sent, err, sent)
+	}
+	step := func(st machine.Status, next *store.PowerRequest) store.PowerUpdateFunc {
+		return func(x *machine.Machine) ([]machine.Event, *store.PowerRequest, error) {
+			x.Status = st
+			return []machine.Event{{Type: "Power off"}}, next, nil
+		}
+	}
+	nEvents := countEvents(t, s)
+
+	// The lease is another's: nothing of the step is stored.
+	lost := r
+	lost.State, lost.LeaseOwner = store.PowerDone, "region-b"
+	if _, _, err := s.FinishPowerWith(ctx, lost, step(machine.Ready, nil)); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("finish without the lease: %v", err)
+	}
+	if st := get(t, s, m.SystemID).Status; st != machine.Releasing || countEvents(t, s) != nEvents {
+		t.Fatalf("a finish without the lease changed the machine: %s", st)
+	}
+
+	r.State, r.ResultState = store.PowerDone, "off"
+	got, next, err := s.FinishPowerWith(ctx, r, step(machine.Ready, &store.PowerRequest{BMCKey: "ipmi://bmc1", Action: "query"}))
+	if err != nil || got.Status != machine.Ready || next == nil || next.State != store.PowerQueued || next.SystemID != m.SystemID {
+		t.Fatalf("finish: %v %+v %v", got.Status, next, err)
+	}
+	if done, _ := s.GetPowerRequest(ctx, r.ID); done.State != store.PowerDone || countEvents(t, s) != nEvents+1 {
+		t.Fatalf("request reads %s after the finish", done.State)
+	}
+
+	// A machine deleted while its command ran: the request still ends.
+	r2, _ := claim(t, s, "region-a")
+	if err := s.DeleteMachine(ctx, m.SystemID, nil); err != nil {
+		t.Fatal(err)
+	}
+	r2.State = store.PowerDone
+	if gone, next, err := s.FinishPowerWith(ctx, r2, step(machine.Ready, nil)); err != nil || gone.SystemID != "" || next != nil {
+		t.Fatalf("finish for a deleted machine: %+v %+v %v", gone, next, err)
+	}
+	if done, _ := s.GetPowerRequest(ctx, r2.ID); done.State != store.PowerDone {
+		t.Fatalf("request of a deleted machine reads %s", done.State)
 	}
 }
