@@ -27,11 +27,12 @@ import (
 // machine still off) gets the machine powered on, into the network boot,
 // not cycled.
 func TestRerunAfterLostLease(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { rerun(t, "") })
-	t.Run("postgres", func(t *testing.T) { rerun(t, pgtest.URL(t)) })
+	t.Run("sqlite", func(t *testing.T) { rerun(t, func(testing.TB) string { return "" }) })
+	t.Run("postgres", func(t *testing.T) { rerun(t, pgtest.URL) })
 }
 
-func rerun(t *testing.T, dbURL string) {
+// rerun runs the cases, each on a database of its own (db gives its URL).
+func rerun(t *testing.T, db func(t testing.TB) string) {
 	cases := []struct {
 		name       string
 		sentByDead bool // the dead region's cycle reached the BMC
@@ -62,7 +63,7 @@ func rerun(t *testing.T, dbURL string) {
 					t.Fatal(err)
 				}
 			}
-			st := openStore(t, dbURL)
+			st := openStore(t, db(t))
 			m := machine.Machine{Hostname: fm.Hostname, Architecture: "amd64/generic", PowerType: "ipmi", PowerParams: fm.Params,
 				Interfaces: []machine.Interface{{Name: "eth0", MAC: fm.MAC}}}
 			if err := st.CreateMachine(ctx, &m, nil); err != nil {
