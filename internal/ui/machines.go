@@ -2,6 +2,7 @@ package ui
 
 import (
 	"net/http"
+	"net/url"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -38,7 +39,13 @@ func (s *Server) machinesData(r *http.Request, u store.User) (machinesData, erro
 	if _, err := s.fleet.refresh(r.Context()); err != nil {
 		return machinesData{}, err
 	}
-	q, problems := parseList(r.URL.Query())
+	// URL.Query would drop a query it cannot parse (over 10,000
+	// parameters) and the filtered list would become the whole fleet.
+	vals, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return machinesData{}, badRequest("cannot parse the query string: " + err.Error())
+	}
+	q, problems := parseList(vals)
 	d := machinesData{Q: q, Problems: problems, List: q.apply(s.fleet.ordered(q.Sort), machine.Actor{Name: u.Name, Admin: u.Admin}), Sorts: map[string]string{}}
 	for _, st := range machine.AllStatuses {
 		if n := d.List.ByStatus[st]; n > 0 {

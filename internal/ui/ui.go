@@ -189,7 +189,17 @@ func (s *Server) withSession(h handler, anonymous http.HandlerFunc) http.Handler
 	}
 }
 
+// badRequest is a request the page cannot answer as asked: a 400 in words.
+type badRequest string
+
+func (e badRequest) Error() string { return string(e) }
+
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var bad badRequest
+	if errors.As(err, &bad) {
+		http.Error(w, bad.Error(), http.StatusBadRequest)
+		return
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
