@@ -1,9 +1,7 @@
 package ui_test
 
 import (
-	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 )
@@ -15,12 +13,10 @@ func TestMachineListQueryFlood(t *testing.T) {
 	s := start(t)
 	c := newClient(t)
 	s.login(c, "ada", adaPass)
-	flood := url.Values{"q": {"nosuchmachine"}}
-	for i := 0; len(flood) < 10_001; i++ {
-		flood.Set(fmt.Sprintf("p%d", i), "x")
-	}
+	// Short pairs, so that the request stays under the header limit.
+	flood := "q=nosuchmachine&" + strings.Repeat("a=&", 10_001)
 	for _, p := range []string{"/MAAS/machines", "/MAAS/machines/rows"} {
-		if code, _, body := s.do(c, "GET", p+"?"+flood.Encode(), nil, nil); code != http.StatusBadRequest || !strings.Contains(body, "query string") {
+		if code, _, body := s.do(c, "GET", p+"?"+flood, nil, nil); code != http.StatusBadRequest || !strings.Contains(body, "query string") {
 			t.Errorf("GET %s with 10,001 parameters: %d %.200q, want 400 naming the query string", p, code, body)
 		}
 	}
