@@ -53,7 +53,7 @@ func boot(a *Agent) error {
 	err = a.timed("dhcp", func() (err error) {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
-		lease, err = BringUpNetwork(dctx, PhysicalNICs("/"), a.Logf)
+		lease, err = BringUpNetwork(dctx, PhysicalNICs("/"), a.Cmdline.BootMAC, a.Logf)
 		return err
 	})
 	if err != nil {
@@ -73,7 +73,7 @@ func boot(a *Agent) error {
 		return nil
 	})
 	a.Sys = host
-	a.Client = &agentapi.Client{Base: a.Cmdline.URL, HTTP: &http.Client{Timeout: 60 * time.Second}}
+	a.Client = &agentapi.Client{Base: a.Cmdline.URL, HTTP: &http.Client{Timeout: 60 * time.Second, Transport: fromAddress(lease.IP)}}
 	a.Run(ctx)
 	return nil
 }

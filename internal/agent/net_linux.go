@@ -138,10 +138,12 @@ func dhcpOnce(ctx context.Context, iface string) (*Lease, error) {
 }
 
 // BringUpNetwork brings lo and every physical NIC up and runs DHCP on the
-// NICs concurrently, until one of them gets a lease or ctx ends. The first
-// lease's interface gets the default route and /etc/resolv.conf; the others
-// keep trying in the background and configure their own address.
-func BringUpNetwork(ctx context.Context, nics []string, log func(string, ...any)) (*Lease, error) {
+// NICs concurrently, until the boot NIC (bootMAC; any NIC when empty) gets
+// a lease, or another does and the boot NIC stays without one for a few
+// seconds more, or ctx ends. The chosen lease's interface gets the default
+// route and /etc/resolv.conf; the others keep trying in the background and
+// configure their own address.
+func BringUpNetwork(ctx context.Context, nics []string, bootMAC string, log func(string, ...any)) (*Lease, error) {
 	start := time.Now()
 	if err := LinkUp("lo"); err != nil {
 		log("lo: %v", err)
@@ -183,18 +185,17 @@ func BringUpNetwork(ctx context.Context, nics []string, log func(string, ...any)
 			}
 		}()
 	}
-	select {
-	case l := <-leases:
-		if l.Router != nil {
-			if err := AddDefaultRoute(l.Iface, l.Router); err != nil {
-				log("%v", err)
-			}
-		}
-		writeResolvConf(l.DNS)
-		return l, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("no DHCP lease on %s: %w", strings.Join(nics, ","), ctx.Err())
+	l, err := pickLease(ctx, leases, bootMAC, bootLeaseWait)
+	if err != nil {
+		return nil, fmt.Errorf("no DHCP lease on %s: %w", strings.Join(nics, ","), err)
 	}
+	if l.Router != nil {
+		if err := AddDefaultRoute(l.Iface, l.Router); err != nil {
+			log("%v", err)
+		}
+	}
+	writeResolvConf(l.DNS)
+	return l, nil
 }
 
 func maskBits(m net.IPMask) int { n, _ := m.Size(); return n }
