@@ -2,14 +2,14 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 
-	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/settings"
 )
 
-// maasRoutes serve MAAS's maas/ endpoint: get_config and set_config for
-// the run-time settings Anvil has. An unknown name is a 400, never a
-// silent no-op, so a script setting a MAAS-only option learns it.
+// maasRoutes serve MAAS's maas/ endpoint: get_config and set_config under
+// MAAS's configuration names (internal/settings). An unknown name is a 400
+// in MAAS's words, never a silent no-op, so a script setting an option
+// Anvil does not know learns it.
 func (s *Server) maasRoutes() []route {
 	return []route{
 		get("get_config", authenticated, s.getConfig),
@@ -17,27 +17,52 @@ func (s *Server) maasRoutes() []route {
 	}
 }
 
+// getConfig answers the value as JSON, as MAAS does ("noble", true, 30,
+// null). Secret values (a vCenter password, a K_g key) are for
+// administrators only.
 func (s *Server) getConfig(w http.ResponseWriter, r *request) error {
-	switch name := r.form.Get("name"); name {
-	case region.ConfigPollInterval:
-		writeJSON(w, http.StatusOK, int(s.svc.PollInterval(r.Context()).Seconds()))
-		return nil
-	default:
-		return badField("name", "unknown setting %q (Anvil has: %s)", name, region.ConfigPollInterval)
+	name, err := configName(r)
+	if err != nil {
+		return err
 	}
+	if it, ok := settings.Lookup(name); ok && it.Secret && !r.who.user.Admin {
+		writeText(w, http.StatusForbidden, "Only administrators may read "+it.Name)
+		return nil
+	}
+	v, err := s.svc.Setting(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
+// setConfig stores a value and answers "OK", as MAAS does.
 func (s *Server) setConfig(w http.ResponseWriter, r *request) error {
-	switch name := r.form.Get("name"); name {
-	case region.ConfigPollInterval:
-		d, err := s.svc.SetPollInterval(r.Context(), r.form.Get("value"))
-		if err != nil {
-			return err
-		}
-		s.log.Info("setting changed", "name", name, "value", d.String(), "by", r.who.user.Name)
-		writeText(w, http.StatusOK, strconv.Itoa(int(d.Seconds())))
-		return nil
-	default:
-		return badField("name", "unknown setting %q (Anvil has: %s)", name, region.ConfigPollInterval)
+	name, err := configName(r)
+	if err != nil {
+		return err
 	}
+	if !r.form.Has("value") {
+		return badField("value", "This field is required.")
+	}
+	v, err := s.svc.SetSetting(r.Context(), name, r.form.Get("value"))
+	if err != nil {
+		return err
+	}
+	shown := any(settings.Encode(v))
+	if it, _ := settings.Lookup(name); it.Secret {
+		shown = "(secret)"
+	}
+	s.log.Info("setting changed", "name", name, "value", shown, "by", r.who.user.Name)
+	writeText(w, http.StatusOK, "OK")
+	return nil
+}
+
+func configName(r *request) (string, error) {
+	name := r.form.Get("name")
+	if name == "" {
+		return "", badField("name", "This field is required.")
+	}
+	return name, nil
 }

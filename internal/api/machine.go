@@ -10,6 +10,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -165,7 +166,7 @@ func (s *Server) action(a machine.Action) handlerFunc {
 		in := machine.Input{Action: a, Comment: r.form.Get("comment")}
 		switch a {
 		case machine.Release:
-			mode, err := eraseMode(r)
+			mode, err := s.eraseMode(r)
 			if err != nil {
 				return err
 			}
@@ -210,21 +211,32 @@ func deployOptions(r *request, in *machine.Input) error {
 	return nil
 }
 
-func eraseMode(r *request) (machine.EraseMode, error) {
-	erase, err := boolParam(r, "erase")
+// eraseMode reads release's erase, quick_erase and secure_erase; each
+// one not given takes its setting (enable_disk_erasing_on_release,
+// disk_erase_with_quick_erase, disk_erase_with_secure_erase), as MAAS
+// does. Secure erase falls back to a full one on disks that lack it.
+func (s *Server) eraseMode(r *request) (machine.EraseMode, error) {
+	opt := func(name, setting string) (bool, error) {
+		if !r.form.Has(name) {
+			return s.svc.SettingBool(r.Context(), setting), nil
+		}
+		return boolParam(r, name)
+	}
+	erase, err := opt("erase", settings.EraseOnRelease)
 	if err != nil {
 		return "", err
 	}
-	quick, err := boolParam(r, "quick_erase")
+	quick, err := opt("quick_erase", settings.EraseQuick)
 	if err != nil {
 		return "", err
 	}
-	secure, err := boolParam(r, "secure_erase")
+	secure, err := opt("secure_erase", settings.EraseSecure)
 	if err != nil {
 		return "", err
 	}
+	explicit := r.form.Has("quick_erase") && quick || r.form.Has("secure_erase") && secure
 	switch {
-	case !erase && (quick || secure):
+	case !erase && explicit:
 		return "", badField("erase", "quick_erase and secure_erase need erase=true")
 	case !erase:
 		return machine.EraseNone, nil

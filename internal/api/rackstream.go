@@ -8,6 +8,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -49,6 +50,9 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	}
 	var known []machine.Event
 	var bootedLocal []string
+	// network_discovery=disabled keeps boots of unknown MACs out of the
+	// discoveries, as MAAS's setting keeps its passive discovery off.
+	discover := s.svc.SettingString(r.Context(), settings.NetworkDiscovery) != "disabled"
 	for _, e := range evs {
 		at := e.At
 		if at.IsZero() || at.After(time.Now().Add(time.Minute)) {
@@ -62,6 +66,9 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Boot " + truncate(e.Kind, 20), Level: machine.LevelInfo,
 				Description: truncate(e.Detail, 500), Created: at.UTC(),
 			})
+			continue
+		}
+		if !discover {
 			continue
 		}
 		if err := s.store.NoteDiscovery(r.Context(), store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}); err != nil {

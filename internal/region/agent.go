@@ -17,6 +17,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -200,7 +201,7 @@ func (s *Service) Hello(ctx context.Context, req agentapi.HelloRequest, source s
 	case id.Machine == nil:
 		r := agentapi.HelloResponse{Action: agentapi.ActionEnlist, Message: "unknown machine: enlist"}
 		if b := req.BMC; b != nil && b.Type == "ipmi" && b.Address != "" {
-			r.BMCUser = s.EnlistBMCUser
+			r.BMCUser = s.str(ctx, settings.AutoIPMIUser)
 		}
 		return r, nil
 	}
@@ -325,7 +326,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 		case id.Machine != nil:
 			return s.greet(ctx, id.Machine.SystemID, hello, source)
 		}
-		m := s.enlisted(req, source)
+		m := s.enlisted(req, source, s.str(ctx, settings.AutoIPMIUser))
 		ev := machine.Event{Type: "Enlisted", Level: machine.LevelInfo, Created: s.Now(), Description: m.StatusMessage}
 		err = s.Store.CreateMachine(ctx, &m, []machine.Event{ev})
 		var ce *store.ConflictError
@@ -338,7 +339,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 			return agentapi.HelloResponse{}, fmt.Errorf("enlist: %w", err)
 		}
 		s.Hub.Notify()
-		if !s.EnlistCommission {
+		if !s.boolean(ctx, settings.EnlistCommissioning) {
 			return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "enlisted as " + m.Hostname}, nil
 		}
 		// Straight on to commissioning in the environment already running.
@@ -358,12 +359,12 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 // enlistedPower takes the BMC user the environment created, when Anvil
 // asked for one: the machine gets ipmi power with those credentials. When
 // it cannot, why says so (empty when nothing was offered).
-func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest) (why string, ok bool) {
+func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest, user string) (why string, ok bool) {
 	c, b := req.BMCCredentials, req.BMC
 	if c == nil {
 		return "", false
 	}
-	if s.EnlistBMCUser == "" || c.User != s.EnlistBMCUser || b == nil || b.Type != "ipmi" || b.Address == "" {
+	if user == "" || c.User != user || b == nil || b.Type != "ipmi" || b.Address == "" {
 		return "; credentials Anvil did not ask for were ignored", false
 	}
 	addr := b.Address
@@ -385,7 +386,7 @@ func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest) 
 }
 
 // enlisted builds the NEW machine an enlistment creates.
-func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Machine {
+func (s *Service) enlisted(req agentapi.EnlistRequest, source, bmcUser string) machine.Machine {
 	now := s.Now()
 	m := machine.Machine{
 		Hostname: machine.Petname(), Architecture: req.Arch, Status: machine.New, PreviousStatus: machine.New,
@@ -407,7 +408,7 @@ func (s *Service) enlisted(req agentapi.EnlistRequest, source string) machine.Ma
 		machine.ApplyInventory(&m, inv)
 	}
 	text := fmt.Sprintf("Enlisted from %s with %d interface(s)", source, len(m.Interfaces))
-	if why, ok := s.enlistedPower(&m, req); ok {
+	if why, ok := s.enlistedPower(&m, req, bmcUser); ok {
 		text += fmt.Sprintf("; its ipmi BMC at %s has the user %s, created in-band: Anvil manages its power", req.BMC.Address, req.BMCCredentials.User)
 	} else if b := req.BMC; b != nil && b.Address != "" {
 		text += fmt.Sprintf("; its %s BMC is at %s (set its credentials to manage power%s)", b.Type, b.Address, why)

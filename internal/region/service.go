@@ -41,6 +41,7 @@ type Service struct {
 	// defaultPoll is the monitor's configured interval (nanoseconds), for
 	// PollInterval when no setting overrides it.
 	defaultPoll atomic.Int64
+	settings    settingsCache
 }
 
 // New wires a service; the coordinator reports its results back to it.
@@ -74,6 +75,7 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 	if in.Comment != "" {
 		reason += ": " + in.Comment
 	}
+	cfg := s.lifecycle(ctx)
 	m, req, err := s.updatePower(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		if !machine.CanView(actor, m) {
 			return nil, powerAsk{}, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
@@ -86,7 +88,7 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 			}
 		}
 		in.Actor, in.Now = actor, s.Now()
-		o, err := machine.Step(*m, in, s.Config)
+		o, err := machine.Step(*m, in, cfg)
 		if err != nil {
 			return nil, powerAsk{}, err
 		}
@@ -138,11 +140,11 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("list expired machines: %w", err)
 	}
-	failed := 0
+	failed, cfg := 0, s.lifecycle(ctx)
 	for _, id := range ids {
 		expired := false
 		_, _, err := s.updatePower(ctx, id, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
-			out, ok := machine.Expire(*m, now, s.Config)
+			out, ok := machine.Expire(*m, now, cfg)
 			if !ok {
 				return nil, powerAsk{}, nil
 			}

@@ -366,6 +366,8 @@ type Store interface {
 	// GetConfig and SetConfig keep run-time settings (MAAS's get_config and
 	// set_config); ok is false for a setting never set.
 	GetConfig(ctx context.Context, name string) (value string, ok bool, err error)
+	// ListConfig returns every run-time setting that was set, by name.
+	ListConfig(ctx context.Context) (map[string]string, error)
 	// TouchRegion records that the region process answering at url is
 	// alive; Regions lists those seen since a time, newest first.
 	TouchRegion(ctx context.Context, url string) error

@@ -33,7 +33,7 @@ func TestPagesInBrowser(t *testing.T) {
 
 	// Poll interval: a refusal in words by the field, then a good value.
 	b.Run(t, chromedp.SetValue(css(`#poll-interval input[name="value"]`), "3"), chromedp.Click(css("#poll-interval button")))
-	b.WaitText(t, `#poll-interval [data-error-for="value"]`, "outside 10s to 24h0m0s", 15*time.Second)
+	b.WaitText(t, `#poll-interval [data-error-for="power_poll_interval"]`, "outside 10s to 24h0m0s", 15*time.Second)
 	b.Run(t, chromedp.SetValue(css(`#poll-interval input[name="value"]`), "90"), chromedp.Click(css("#poll-interval button")))
 	b.WaitText(t, "#poll-interval [data-saved]", "Saved.", 15*time.Second)
 	s.waitConfig(t, "90")

@@ -278,6 +278,13 @@ func TestSettingsThroughAPI(t *testing.T) {
 		{"soon", http.StatusBadRequest, "neither seconds nor a duration"},
 	} {
 		code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"power_poll_interval"}, "value": {tc.value}}, tok)
+		if code == http.StatusOK {
+			// MAAS answers "OK"; the value reads back in seconds.
+			if strings.TrimSpace(body) != "OK" {
+				t.Fatalf("set_config %q answered %q, want OK", tc.value, body)
+			}
+			code, _, body = s.do(c, "GET", "/MAAS/api/2.0/maas/?op=get_config&name=power_poll_interval", nil, nil)
+		}
 		if code != tc.code || !strings.Contains(body, tc.want) {
 			t.Fatalf("set_config %q: %d %s; want %d with %q", tc.value, code, body, tc.code, tc.want)
 		}
@@ -285,8 +292,15 @@ func TestSettingsThroughAPI(t *testing.T) {
 	if code, _, body := s.do(c, "GET", "/MAAS/api/2.0/maas/?op=get_config&name=power_poll_interval", nil, nil); code != http.StatusOK || strings.TrimSpace(body) != "120" {
 		t.Fatalf("get_config: %d %s", code, body)
 	}
-	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"maas_name"}, "value": {"x"}}, tok); code != http.StatusBadRequest || !strings.Contains(body, "unknown setting") {
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"maas_nickname"}, "value": {"x"}}, tok); code != http.StatusBadRequest || !strings.Contains(body, "is not a valid config setting") {
 		t.Fatalf("an unknown setting: %d %s", code, body)
+	}
+	// The site's name heads every page.
+	if code, _, body := s.do(c, "POST", "/MAAS/api/2.0/maas/?op=set_config", url.Values{"name": {"maas_name"}, "value": {"dc-west"}}, tok); code != http.StatusOK {
+		t.Fatalf("set maas_name: %d %s", code, body)
+	}
+	if _, _, page := s.do(c, "GET", "/MAAS/machines", nil, nil); !strings.Contains(page, "<title>Machines · dc-west</title>") || !strings.Contains(page, `class="brand" href="/MAAS/machines">dc-west<`) {
+		t.Fatalf("the pages do not carry the site's name:\n%.600s", page)
 	}
 	_, _, page := s.do(c, "GET", "/MAAS/settings", nil, nil)
 	if !strings.Contains(page, `value="2m0s"`) || !strings.Contains(page, `<option value="warn" selected>`) {

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/oauth"
 	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/session"
+	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -42,7 +44,7 @@ func (s *Server) showLogin(w http.ResponseWriter, r *http.Request, code int, d l
 		Name: loginCookie, Value: d.Token, Path: "/MAAS/login", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: 3600,
 	})
-	v := &view{Title: "Log in", Version: s.opts.Version, Data: d}
+	v := &view{Title: "Log in", Version: s.opts.Version, Data: d, Site: s.svc.SettingString(r.Context(), settings.MAASName)}
 	if code != http.StatusOK {
 		w.WriteHeader(code)
 	}
@@ -87,7 +89,7 @@ func (s *Server) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		s.showLogin(w, r, http.StatusUnauthorized, d)
 		return
 	}
-	se, err := s.store.CreateSession(r.Context(), d.Username, session.TTL)
+	se, err := s.store.CreateSession(r.Context(), d.Username, sessionLength(s.svc.SettingInt(r.Context(), settings.SessionLength)))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -124,4 +126,13 @@ func safeNext(next string) string {
 		return "/MAAS/machines"
 	}
 	return next
+}
+
+// sessionLength is how long a new login lasts: the session_length setting
+// (seconds), else Anvil's default.
+func sessionLength(seconds int) time.Duration {
+	if seconds <= 0 {
+		return session.TTL
+	}
+	return time.Duration(seconds) * time.Second
 }

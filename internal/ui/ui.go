@@ -21,6 +21,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/session"
+	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -126,7 +127,9 @@ func cacheFor(d time.Duration, h http.Handler) http.Handler {
 
 // view is what every page template gets.
 type view struct {
-	Title   string
+	Title string
+	// Site is the site's name (the maas_name setting).
+	Site    string
 	Nav     string
 	User    store.User
 	CSRF    string
@@ -176,7 +179,7 @@ func (s *Server) withSession(h handler, anonymous http.HandlerFunc) http.Handler
 			s.fail(w, r, err)
 			return
 		}
-		v := &view{User: u, CSRF: se.CSRF, Version: s.opts.Version, State: state}
+		v := &view{User: u, CSRF: se.CSRF, Version: s.opts.Version, State: state, Site: s.svc.SettingString(r.Context(), settings.MAASName)}
 		w.Header().Set("X-Anvil-State", state)
 		name, err := h(w, r, v)
 		if err != nil {

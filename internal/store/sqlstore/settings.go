@@ -25,6 +25,26 @@ func (s *Store) GetConfig(ctx context.Context, name string) (string, bool, error
 	return string(v), true, nil
 }
 
+// ListConfig returns every run-time setting that was set.
+func (s *Store) ListConfig(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
+	err := eachRow(ctx, s.conn(s.read), `SELECT name, value FROM settings WHERE name LIKE ?`, []any{configPrefix + "%"}, func(rows *sql.Rows) error {
+		var (
+			name string
+			v    []byte
+		)
+		if err := rows.Scan(&name, &v); err != nil {
+			return err
+		}
+		out[strings.TrimPrefix(name, configPrefix)] = string(v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list settings: %w", err)
+	}
+	return out, nil
+}
+
 // SetConfig stores a run-time setting.
 func (s *Store) SetConfig(ctx context.Context, name, value string) error {
 	if name == "" || strings.ContainsAny(name, " \t\n") {

@@ -80,6 +80,13 @@ func testConfig(t *testing.T, s store.Store) {
 	if err := s.SetConfig(ctx, "", "x"); err == nil {
 		t.Fatal("an empty setting name was accepted")
 	}
+	if err := s.SetConfig(ctx, "maas_name", `"dc-7"`); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.ListConfig(ctx)
+	if err != nil || len(all) != 2 || all["power_poll_interval"] != "60" || all["maas_name"] != `"dc-7"` {
+		t.Fatalf("all settings: %v %v; want the two set, and nothing of the store's own", all, err)
+	}
 }
 
 func testRegions(t *testing.T, s store.Store) {
