@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
@@ -179,12 +180,14 @@ func (b *BMC) Close() error {
 	return err
 }
 
-// guid is the machine's SMBIOS UUID as the BMC's GUID, as on real
-// servers; a machine without a parsable UUID gets zeros.
+// guid is the machine's SMBIOS UUID as the BMC's system GUID, as on real
+// servers, in IPMI's order (least significant byte first); a machine
+// without a parsable UUID gets zeros.
 func guid(m lab.Machine) [16]byte {
 	var g [16]byte
 	raw, err := hex.DecodeString(strings.ReplaceAll(m.UUID(), "-", ""))
 	if err == nil && len(raw) == 16 {
+		slices.Reverse(raw)
 		copy(g[:], raw)
 	}
 	return g
