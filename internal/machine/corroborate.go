@@ -38,9 +38,29 @@ type Witness struct {
 	GUIDs []string
 }
 
-// Sighted says whether the hello is corroborated by a boot a rack saw, and
-// if not, why.
-func Sighted(h Hello) (bool, string) {
+// Sighted says whether a hello matched to machine m is corroborated by a
+// boot a rack saw, and if not, why. The rack saw one MAC boot from the
+// hello's address; that MAC must be m's, or, for a NIC m does not have yet
+// (a machine booting from a new card), the SMBIOS UUID the boot reports
+// must be m's: otherwise anyone with a lease of their own could name
+// m's MAC beside their own.
+func Sighted(m Machine, h Hello) (bool, string) {
+	if ok, why := seenBoot(h); !ok {
+		return false, why
+	}
+	mac := h.Witness.SeenMAC
+	if slices.ContainsFunc(m.Interfaces, func(i Interface) bool { return i.MAC == mac }) {
+		return true, ""
+	}
+	if UsableUUID(h.UUID) && strings.EqualFold(h.UUID, m.HardwareUUID) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("the rack saw %s boot, which is not one of its MACs, and the boot's SMBIOS UUID is not the machine's", mac)
+}
+
+// seenBoot says whether a rack saw this boot: a valid, unspent, recent
+// sighting for one of the hello's MACs.
+func seenBoot(h Hello) (bool, string) {
 	w := h.Witness
 	switch {
 	case !w.Seen:
@@ -67,7 +87,7 @@ func Sighted(h Hello) (bool, string) {
 // system GUID, the SMBIOS UUID the hello reports is that GUID. why says
 // what is missing.
 func AwaitedBootOK(m Machine, h Hello) (ok bool, why string) {
-	if ok, why := Sighted(h); !ok {
+	if ok, why := seenBoot(h); !ok {
 		return false, why
 	}
 	ask := m.Watch.LastAsk

@@ -204,7 +204,7 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 		booted = BootEnlist
 	}
 	if !awaited {
-		o.Trusted, _ = Sighted(h)
+		o.Trusted, _ = Sighted(m, h)
 		o.Trusted = o.Trusted || h.EnrolOK
 	}
 	switch {
@@ -237,7 +237,7 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 		if booted == want {
 			why = fmt.Sprintf("booted the %s environment without a valid enrolment secret", booted)
 		}
-		if seen, unseen := Sighted(h); !seen {
+		if seen, unseen := Sighted(m, h); !seen {
 			// Anyone can say this: it moves nothing.
 			o.Answer = AnswerPowerOff
 			ev(LevelWarning, "Uncorroborated boot", fmt.Sprintf("A hello said this machine %s, but %s: told to power off; no reboot, not counted as a wrong boot", why, unseen))

@@ -10,7 +10,7 @@ func TestGreetEveryStatus(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cfg := DefaultConfig()
 	for s := range statusNames {
-		m := Machine{SystemID: "abc", Hostname: "n1", Status: s, Netboot: true}
+		m := Machine{SystemID: "abc", Hostname: "n1", Status: s, Netboot: true, Interfaces: []Interface{{MAC: "52:54:00:00:00:01"}}}
 		want := PurposeOf(s)
 		for _, booted := range []BootPurpose{BootEnlist, BootEphemeral, BootInstall} {
 			for _, c := range []struct{ enrol, seen bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
@@ -62,7 +62,7 @@ func TestGreetEveryStatus(t *testing.T) {
 
 func TestGreetLoopGuard(t *testing.T) {
 	now := time.Now()
-	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated, Netboot: true}
+	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated, Netboot: true, Interfaces: []Interface{{MAC: "52:54:00:00:00:01"}}}
 	for i := 1; i <= MaxWrongBoots; i++ {
 		o := Greet(m, Hello{Booted: BootEnlist, MACs: []string{"52:54:00:00:00:01"}, Witness: seenAt(now, "52:54:00:00:00:01"), Now: now}, false, DefaultConfig())
 		m = o.Machine
