@@ -39,24 +39,12 @@ type Witness struct {
 }
 
 // Sighted says whether a hello matched to machine m is corroborated by a
-// boot a rack saw, and if not, why. The rack saw one MAC boot from the
-// hello's address; that MAC must be m's, or, for a NIC m does not have yet
-// (a machine booting from a new card), the SMBIOS UUID the boot reports
-// must be m's: otherwise anyone with a lease of their own could name
-// m's MAC beside their own.
-func Sighted(m Machine, h Hello) (bool, string) {
-	if ok, why := seenBoot(h); !ok {
-		return false, why
-	}
-	mac := h.Witness.SeenMAC
-	if slices.ContainsFunc(m.Interfaces, func(i Interface) bool { return i.MAC == mac }) {
-		return true, ""
-	}
-	if UsableUUID(h.UUID) && strings.EqualFold(h.UUID, m.HardwareUUID) {
-		return true, ""
-	}
-	return false, fmt.Sprintf("the rack saw %s boot, which is not one of its MACs, and the boot's SMBIOS UUID is not the machine's", mac)
-}
+// boot a rack saw, and if not, why: a valid, unspent, recent sighting
+// for one of the hello's MACs. Which of them need not be m's yet (a
+// machine booting from a new NIC names it beside its known ones). Someone
+// on the provisioning network who can take a lease can still name m's MAC
+// beside their own; the rack cannot tell them from m (see the README).
+func Sighted(m Machine, h Hello) (bool, string) { return seenBoot(h) }
 
 // seenBoot says whether a rack saw this boot: a valid, unspent, recent
 // sighting for one of the hello's MACs.

@@ -54,38 +54,6 @@ func TestCorroboration(t *testing.T) {
 	}
 }
 
-// The MAC the rack saw boot must be the machine's, or the boot must carry
-// the machine's SMBIOS UUID (a new NIC): a lease of one's own does not
-// corroborate naming someone else's MAC beside it.
-func TestSightedOwnMAC(t *testing.T) {
-	now := time.Now()
-	const own, other, uuid = "52:54:00:00:00:01", "52:54:00:00:00:66", "6f2c1f1e-0000-4000-8000-0000000000e1"
-	m := Machine{SystemID: "abc", Status: Deploying, Netboot: true, Interfaces: []Interface{{MAC: own}}, HardwareUUID: uuid}
-	tests := []struct {
-		name string
-		seen string
-		uuid string
-		ok   bool
-	}{
-		{"its own MAC", own, "", true},
-		{"a new NIC with its UUID", other, uuid, true},
-		{"a new NIC with its UUID, upper case", other, strings.ToUpper(uuid), true},
-		{"someone's lease beside its MAC", other, "", false},
-		{"someone's lease, another UUID", other, "6f2c1f1e-0000-4000-8000-0000000000e2", false},
-		{"someone's lease, placeholder UUID", other, "03000200-0400-0500-0006-000700080009", false},
-	}
-	for _, tc := range tests {
-		h := Hello{MACs: []string{own, other}, UUID: tc.uuid, Witness: Witness{Seen: true, SeenMAC: tc.seen, SeenAt: now}, Now: now}
-		if ok, why := Sighted(m, h); ok != tc.ok {
-			t.Errorf("%s: %v %q", tc.name, ok, why)
-		}
-		o := Greet(m, h, false, DefaultConfig())
-		if counted := o.Power == PowerRestart && o.Machine.WrongBoots == 1; counted != tc.ok || o.Trusted != tc.ok {
-			t.Errorf("%s: Greet %s power %q wrong boots %d trusted %v", tc.name, o.Answer, o.Power, o.Machine.WrongBoots, o.Trusted)
-		}
-	}
-}
-
 func TestGUIDAsUUID(t *testing.T) {
 	const want = "6f2c1f1e-0000-4000-8000-0000000000e1"
 	raw, _ := hex.DecodeString(strings.ReplaceAll(want, "-", ""))
