@@ -223,6 +223,9 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 				return o
 			}
 			how = "found by its BMC, after Anvil powered it on, and seen by the rack"
+			if len(h.Witness.GUIDs) > 0 {
+				how += ", with the system GUID its BMC gives"
+			}
 		}
 		if ok {
 			o.Answer, o.Phase, o.Trusted = AnswerProceed, phase, true

@@ -448,3 +448,35 @@ func TestBMCOnlyMachineNeedsItsOwnBoot(t *testing.T) {
 		}
 	})
 }
+
+// TestBMCOnlyMachineFoundByItsBoot: the seed behaviour stays. A machine
+// added by its BMC alone enlists from its first boot without anyone
+// typing a MAC, when the boot is corroborated: the rack leased and served
+// it after Anvil powered the BMC on, and its SMBIOS UUID is the BMC's
+// system GUID.
+func TestBMCOnlyMachineFoundByItsBoot(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		n := newBootNet(t, dbURL)
+		ctx := context.Background()
+		const mac, uuid = "52:54:00:c2:00:01", "6f2c1f1e-0000-4000-8000-0000000000c3"
+		_, log, addr := bmc(t, uuid, mac)
+		m, err := n.admin.CreateMachine(ctx, url.Values{"hostname": {"found"}, "architecture": {"amd64/generic"},
+			"power_type": {"ipmi"}, "power_parameters_power_address": {addr}, "power_parameters_power_user": {"admin"},
+			"power_parameters_power_pass": {"secret"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "Anvil to power it on", func() bool { return commands(log, "power on") == 1 })
+		ip := n.lease(mac)
+		_, seen := n.config(ip, "ipxe.cfg-default-amd64")
+		r := n.hello(ip, agentapi.HelloRequest{Identity: agentapi.Identity{MACs: []string{mac}, BootMAC: mac, UUID: uuid, Arch: "amd64/generic",
+			BMC: &machine.BMCInfo{Type: "ipmi", Address: "127.0.0.1"}, Seen: seen}, Purpose: "enlist"})
+		if r.Action != agentapi.ActionProceed || r.Token == "" || r.SystemID != m.SystemID || !strings.Contains(r.Message, "system GUID") {
+			t.Fatalf("its first boot: %+v", r)
+		}
+		got, _ := n.region.Store.GetMachine(ctx, m.SystemID)
+		if len(got.Interfaces) != 1 || got.Interfaces[0].MAC != mac || got.HardwareUUID != uuid {
+			t.Fatalf("learned %+v %s", got.Interfaces, got.HardwareUUID)
+		}
+	})
+}
