@@ -3,7 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
-	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -73,12 +73,7 @@ func boot(a *Agent) error {
 		return nil
 	})
 	a.Sys = host
-	var from net.IP
-	if a.Cmdline.Seen != "" && a.Cmdline.BootMAC != "" {
-		from = bootNICAddr(ctx, a.Cmdline.BootMAC, 30*time.Second)
-		a.Logf("speaking from %v, the boot NIC's address", from)
-	}
-	a.Client = &agentapi.Client{Base: a.Cmdline.URL, HTTP: metadataHTTP(from)}
+	a.Client = &agentapi.Client{Base: a.Cmdline.URL, HTTP: &http.Client{Timeout: 60 * time.Second}}
 	a.Run(ctx)
 	return nil
 }
