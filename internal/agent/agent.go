@@ -162,6 +162,7 @@ func (a *Agent) Run(ctx context.Context) {
 
 func (a *Agent) run(ctx context.Context) error {
 	id := a.Sys.Identity(ctx)
+	id.Seen = a.Cmdline.Seen
 	a.id = id
 	bmc := "none"
 	if id.BMC != nil {

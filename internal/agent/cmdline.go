@@ -27,6 +27,7 @@ type Cmdline struct {
 	URL       string        // anvil.url: the region's metadata URL (…/MAAS/metadata/)
 	Purpose   string        // anvil.purpose
 	Enrol     string        // anvil.enrol; never printed
+	Seen      string        // anvil.seen: the rack's sighting of this boot
 	BootMAC   string        // from BOOTIF (01-aa-bb-cc-dd-ee-ff), normalised
 	Heartbeat time.Duration // anvil.heartbeat=<seconds>
 	// Boot is the rack's boot HTTP server (anvil.boot), which serves
@@ -58,6 +59,8 @@ func ParseCmdline(s string) (Cmdline, error) {
 			c.Enrol = v
 		case agentapi.ParamBoot:
 			c.Boot = v
+		case agentapi.ParamSeen:
+			c.Seen = v
 		case "BOOTIF":
 			c.BootMAC = parseBootIF(v)
 		case "anvil.heartbeat":

@@ -28,6 +28,7 @@ const (
 	ParamPurpose = "anvil.purpose" // enlist, ephemeral or install
 	ParamEnrol   = "anvil.enrol"   // one-time enrolment secret, per-MAC configs only
 	ParamBoot    = "anvil.boot"    // the rack's boot HTTP server, which also serves images/<sha256>
+	// ParamSeen (seen.go) is the rack's signed sighting of the boot.
 )
 
 // Actions the region answers with.
@@ -62,6 +63,9 @@ type Identity struct {
 	BMC *machine.BMCInfo `json:"bmc,omitempty"`
 	// Firmware is "bios" or "uefi".
 	Firmware string `json:"firmware,omitempty"`
+	// Seen is the sighting the rack put on the kernel command line
+	// (anvil.seen): its signed word that it served this boot.
+	Seen string `json:"seen,omitempty"`
 }
 
 // HelloRequest asks whether the region knows the machine.

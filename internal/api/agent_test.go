@@ -67,6 +67,13 @@ func (e *env) enrol(id string) string {
 	return agentapi.EnrolFor(m.EnrolSecret, "127.0.0.1")
 }
 
+// seen is the sighting a rack (here, signed with the admin's key, as a
+// rack's key is an administrator's) puts on a boot it served to this
+// test's address for mac, ago seconds back: a distinct one per boot.
+func (e *env) seen(mac string, ago int) string {
+	return agentapi.Sign(e.admin, mac, "127.0.0.1", time.Now().Add(-time.Duration(ago)*time.Second))
+}
+
 func TestEnlistThenCommission(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
@@ -115,8 +122,10 @@ func TestEnlistThenCommission(t *testing.T) {
 		if secret == "" {
 			t.Fatal("no enrolment secret in a commissioning phase")
 		}
-		// The wrong secret is a wrong boot; the right one proceeds, once.
+		// The wrong secret, in a boot the rack saw, is a wrong boot; the
+		// right one proceeds, once.
 		hr := agentapi.HelloRequest{Identity: id, Purpose: "ephemeral", Enrol: "guess"}
+		hr.Seen = e.seen(macs[0], 1)
 		if r, err := a.Hello(ctx, hr); err != nil || r.Action != agentapi.ActionReboot {
 			t.Fatalf("hello with a wrong secret: %+v %v", r, err)
 		}
@@ -239,9 +248,12 @@ func TestAddByBMCAlone(t *testing.T) {
 		}
 		// It boots as unknown; its environment reports the BMC it sits
 		// behind (read in-band) and is matched to the waiting record.
+		// The rack saw it boot after Anvil powered it on, and its
+		// SMBIOS UUID is the system GUID its BMC gives.
 		host := strings.Split(addr, ":")[0]
-		id := ident("6f2c1f1e-0000-4000-8000-0000000000b1", macs...)
+		id := ident(sim.UUID(), macs...)
 		id.BMC = &machine.BMCInfo{Type: "ipmi", Address: host, MAC: "02:00:00:00:00:b1"}
+		id.Seen = e.seen(macs[0], 0)
 		r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"})
 		if err != nil || r.Action != agentapi.ActionProceed || r.SystemID != m.SystemID || r.Phase != "commissioning" {
 			t.Fatalf("hello from behind the BMC: %+v %v", r, err)
@@ -276,7 +288,9 @@ func TestHeldAndLoopGuard(t *testing.T) {
 		e.must(http.StatusOK, http.MethodPost, "machines/"+a.SystemID+"/", e.admin, url.Values{"op": {"commission"}}, nil)
 		e.waitStatus(a.SystemID, "Commissioning")
 		for i := 1; i <= machine.MaxWrongBoots; i++ {
-			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:cc:00:01", "52:54:00:cc:00:09"), Purpose: "enlist"})
+			id := ident("", "52:54:00:cc:00:01", "52:54:00:cc:00:09")
+			id.Seen = e.seen("52:54:00:cc:00:01", i)
+			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: id, Purpose: "enlist"})
 			want := agentapi.ActionReboot
 			if i == machine.MaxWrongBoots {
 				want = agentapi.ActionPowerOff

@@ -60,7 +60,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		} else {
 			writeText(w, http.StatusConflict, ce.What+" is already in use by another machine")
 		}
-	case errors.As(err, &ce), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInUse), errors.Is(err, region.ErrNoMatch):
+	case errors.As(err, &ce), errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrInUse), errors.Is(err, region.ErrNoMatch),
+		errors.Is(err, region.ErrNothingHeld):
 		writeText(w, http.StatusConflict, err.Error())
 	default:
 		s.log.Error("api request failed", "method", r.Method, "path", r.URL.Path, "err", err)

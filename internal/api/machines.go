@@ -17,6 +17,7 @@ func (s *Server) machinesRoutes() []route {
 		get("is_registered", anonymous, s.isRegistered),
 		post("allocate", authenticated, s.allocate),
 		post("release", authenticated, s.releaseMany),
+		post("accept", adminOnly, s.acceptMany),
 		get("power_parameters", adminOnly, s.allPowerParameters),
 	}
 }
@@ -284,6 +285,40 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 		done = append(done, id)
 	}
 	writeJSON(w, http.StatusOK, done)
+	return nil
+}
+
+// acceptMany is MAAS's op=accept: for each machine, the boot last held for
+// it (a boot that said it is a machine added by its BMC alone, without
+// corroboration) is taken as the machine's. Nothing is accepted unless
+// every machine named has one.
+func (s *Server) acceptMany(w http.ResponseWriter, r *request) error {
+	ids := list(r, "machines")
+	if len(ids) == 0 {
+		return badField("machines", "at least one system_id is required")
+	}
+	var none []string
+	for _, id := range ids {
+		if _, err := s.store.HeldBoot(r.Context(), id); err != nil {
+			none = append(none, id)
+		}
+	}
+	if len(none) > 0 {
+		return badField("machines", "no held boot to accept for: %s", strings.Join(none, ", "))
+	}
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	out := make([]machineJSON, 0, len(ids))
+	for _, id := range ids {
+		m, err := s.svc.AcceptHeld(r.Context(), r.who.actor().Name, id)
+		if err != nil {
+			return err
+		}
+		out = append(out, renderMachine(&m, n, false))
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 

@@ -35,6 +35,8 @@ type Hello struct {
 	// EnrolOK says the one-time secret it booted with is the machine's
 	// current one: proof that it got the machine's own boot.
 	EnrolOK bool
+	// Witness is what corroborates the hello beyond its own word.
+	Witness Witness
 	Now     time.Time
 }
 
@@ -156,6 +158,14 @@ type HelloOutcome struct {
 	// the right boot (network boot-once, then cycle).
 	Power  PowerAction
 	Events []Event
+	// Trusted says the hello is the machine's own boot (its enrolment
+	// secret, a boot a rack saw from one of its MACs, or the corroborated
+	// awaited boot): only then may what it reports (MACs, UUID) be
+	// learned.
+	Trusted bool
+	// Held, when set, says why the awaited boot of a machine added by its
+	// BMC alone was not taken: it waits for an administrator to accept it.
+	Held string
 }
 
 // PhaseOf names the work the environment does in a status, "" when none.
@@ -193,21 +203,35 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 	if booted == "" {
 		booted = BootEnlist
 	}
+	if !awaited {
+		o.Trusted, _ = Sighted(m, h)
+		o.Trusted = o.Trusted || h.EnrolOK
+	}
 	switch {
 	case m.Status == New:
 		o.Answer = AnswerPowerOff
 		ev(LevelInfo, "Known machine", fmt.Sprintf("Booted the %s environment while New: known, told to power off", booted))
 	case want == BootEphemeral || want == BootInstall:
 		phase := PhaseOf(m.Status)
-		if (booted == want && h.EnrolOK) || awaited {
-			o.Answer, o.Phase = AnswerProceed, phase
+		how := "with its own boot"
+		ok := booted == want && h.EnrolOK
+		if awaited && !ok {
+			var why string
+			if ok, why = AwaitedBootOK(m, h); !ok {
+				o.Answer, o.Held = AnswerPowerOff, why
+				ev(LevelWarning, "Enlistment held", fmt.Sprintf("A boot found by its BMC alone was held for an administrator to accept (op=accept): %s", why))
+				return o
+			}
+			how = "found by its BMC, after Anvil powered it on, and seen by the rack"
+			if len(h.Witness.GUIDs) > 0 {
+				how += ", with the system GUID its BMC gives"
+			}
+		}
+		if ok {
+			o.Answer, o.Phase, o.Trusted = AnswerProceed, phase, true
 			o.Machine.WrongBoots = 0
 			if d := cfg.TimeoutFor(m.Status); d > 0 {
 				o.Machine.StatusExpires = h.Now.Add(d)
-			}
-			how := "with its own boot"
-			if awaited {
-				how = "found by its BMC"
 			}
 			ev(LevelInfo, "Environment checked in", fmt.Sprintf("The %s environment checked in %s: proceeding with %s", booted, how, phase))
 			return o
@@ -216,6 +240,13 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 		if booted == want {
 			why = fmt.Sprintf("booted the %s environment without a valid enrolment secret", booted)
 		}
+		if seen, unseen := Sighted(m, h); !seen {
+			// Anyone can say this: it moves nothing.
+			o.Answer = AnswerPowerOff
+			ev(LevelWarning, "Uncorroborated boot", fmt.Sprintf("A hello said this machine %s, but %s: told to power off; no reboot, not counted as a wrong boot", why, unseen))
+			return o
+		}
+		o.Trusted = true
 		o.Machine.WrongBoots++
 		if o.Machine.WrongBoots >= MaxWrongBoots {
 			reason := fmt.Sprintf("%d wrong boots in a row (last: %s)", o.Machine.WrongBoots, why)

@@ -10,11 +10,16 @@ func TestGreetEveryStatus(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cfg := DefaultConfig()
 	for s := range statusNames {
-		m := Machine{SystemID: "abc", Hostname: "n1", Status: s, Netboot: true}
+		m := Machine{SystemID: "abc", Hostname: "n1", Status: s, Netboot: true, Interfaces: []Interface{{MAC: "52:54:00:00:00:01"}}}
 		want := PurposeOf(s)
 		for _, booted := range []BootPurpose{BootEnlist, BootEphemeral, BootInstall} {
-			for _, enrol := range []bool{false, true} {
-				o := Greet(m, Hello{Booted: booted, EnrolOK: enrol, Now: now}, false, cfg)
+			for _, c := range []struct{ enrol, seen bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+				enrol := c.enrol
+				h := Hello{Booted: booted, EnrolOK: enrol, MACs: []string{"52:54:00:00:00:01"}, Now: now}
+				if c.seen {
+					h.Witness = seenAt(now.Add(-time.Minute), "52:54:00:00:00:01")
+				}
+				o := Greet(m, h, false, cfg)
 				netboot := s != New && (want == BootEphemeral || want == BootInstall)
 				var exp HelloAnswer
 				switch {
@@ -22,6 +27,9 @@ func TestGreetEveryStatus(t *testing.T) {
 					exp = AnswerPowerOff
 				case netboot && booted == want && enrol:
 					exp = AnswerProceed
+				case netboot && !c.seen:
+					// Uncorroborated: moves nothing.
+					exp = AnswerPowerOff
 				case netboot:
 					exp = AnswerReboot
 				case want == BootLocal:
@@ -44,6 +52,9 @@ func TestGreetEveryStatus(t *testing.T) {
 				if o.Machine.Status != s {
 					t.Errorf("%s: one wrong boot changed the status to %s", s, o.Machine.Status)
 				}
+				if !c.seen && !enrol && (o.Power != PowerNone || o.Machine.WrongBoots != 0 || o.Trusted) {
+					t.Errorf("%s booted %s uncorroborated: power %q wrong boots %d trusted %v", s, booted, o.Power, o.Machine.WrongBoots, o.Trusted)
+				}
 			}
 		}
 	}
@@ -51,9 +62,9 @@ func TestGreetEveryStatus(t *testing.T) {
 
 func TestGreetLoopGuard(t *testing.T) {
 	now := time.Now()
-	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated, Netboot: true}
+	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deploying, PreviousStatus: Allocated, Netboot: true, Interfaces: []Interface{{MAC: "52:54:00:00:00:01"}}}
 	for i := 1; i <= MaxWrongBoots; i++ {
-		o := Greet(m, Hello{Booted: BootEnlist, Now: now}, false, DefaultConfig())
+		o := Greet(m, Hello{Booted: BootEnlist, MACs: []string{"52:54:00:00:00:01"}, Witness: seenAt(now, "52:54:00:00:00:01"), Now: now}, false, DefaultConfig())
 		m = o.Machine
 		if i < MaxWrongBoots {
 			if o.Answer != AnswerReboot || m.WrongBoots != i || !strings.Contains(o.Events[0].Description, "enlist environment instead of install") {
@@ -71,10 +82,21 @@ func TestGreetLoopGuard(t *testing.T) {
 	if o := Greet(m, Hello{Booted: BootEphemeral, EnrolOK: true, Now: now}, false, DefaultConfig()); o.Answer != AnswerProceed || o.Machine.WrongBoots != 0 {
 		t.Fatalf("right boot: %s %d", o.Answer, o.Machine.WrongBoots)
 	}
-	// A machine added by BMC alone proceeds from its unknown boot.
-	if o := Greet(m, Hello{Booted: BootEnlist, Now: now}, true, DefaultConfig()); o.Answer != AnswerProceed || o.Phase != "commissioning" {
+	// A machine added by BMC alone proceeds from its unknown boot, once
+	// corroborated; otherwise it is held.
+	m.Watch.LastAsk = PowerAsk{Action: PowerUp, Status: Commissioning, At: now.Add(-2 * time.Minute)}
+	h := Hello{Booted: BootEnlist, MACs: []string{"52:54:00:00:00:07"}, Witness: seenAt(now.Add(-time.Minute), "52:54:00:00:00:07"), Now: now}
+	if o := Greet(m, h, true, DefaultConfig()); o.Answer != AnswerProceed || o.Phase != "commissioning" || !o.Trusted {
 		t.Fatalf("awaited boot: %s %q", o.Answer, o.Phase)
 	}
+	h.Witness = Witness{}
+	if o := Greet(m, h, true, DefaultConfig()); o.Answer != AnswerPowerOff || o.Held == "" || o.Trusted || o.Events[0].Type != "Enlistment held" {
+		t.Fatalf("uncorroborated awaited boot: %s held %q trusted %v", o.Answer, o.Held, o.Trusted)
+	}
+}
+
+func seenAt(at time.Time, mac string) Witness {
+	return Witness{Seen: true, SeenMAC: mac, SeenAt: at}
 }
 
 func TestIdentify(t *testing.T) {

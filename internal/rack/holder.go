@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
 )
@@ -65,4 +66,52 @@ func neighbour(sc *bufio.Scanner, mac string) []netip.Addr {
 		}
 	}
 	return out
+}
+
+// HeldBy says which MAC holds an address, "" when the rack cannot tell:
+// the other way round from Holder, for the default config, which names no
+// MAC.
+type HeldBy func(ctx context.Context, addr netip.Addr) string
+
+// LeaseHeldBy answers from the rack's own active DHCP leases.
+func LeaseHeldBy(leases dhcp.LeaseStore) HeldBy {
+	return func(ctx context.Context, addr netip.Addr) string {
+		l, ok, err := leases.FindByIP(ctx, addr.Unmap())
+		if err != nil || !ok || !l.Active(time.Now()) {
+			return ""
+		}
+		return l.MAC.String()
+	}
+}
+
+// NeighbourHeldBy answers from the kernel's IPv4 neighbour table: the MAC
+// of a complete entry for the address.
+func NeighbourHeldBy(path string) HeldBy {
+	if path == "" {
+		path = "/proc/net/arp"
+	}
+	return func(_ context.Context, addr netip.Addr) string {
+		f, err := os.Open(path)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		return neighbourOf(bufio.NewScanner(f), addr.Unmap())
+	}
+}
+
+// neighbourOf finds addr's MAC in /proc/net/arp's lines.
+func neighbourOf(sc *bufio.Scanner, addr netip.Addr) string {
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || f[2] == "0x0" {
+			continue
+		}
+		if a, err := netip.ParseAddr(f[0]); err == nil && a == addr {
+			if hw, err := net.ParseMAC(f[3]); err == nil {
+				return hw.String()
+			}
+		}
+	}
+	return ""
 }

@@ -118,6 +118,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		// writes: the serial line, which serial-over-LAN shows.
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 		Holder:      cfg.Holder,
+		Key:         cfg.APIKey,
 	}
 	// DHCP first: its leases say who holds a MAC before any config is
 	// served.
@@ -186,9 +187,9 @@ func (r *Rack) startDHCP(cfg Config) error {
 	switch {
 	case r.Source.Holder != nil:
 	case cfg.DHCPProxy:
-		r.Source.Holder = NeighbourHolder("")
+		r.Source.Holder, r.Source.HeldBy = NeighbourHolder(""), NeighbourHeldBy("")
 	default:
-		r.Source.Holder = LeaseHolder(leases)
+		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {

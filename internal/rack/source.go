@@ -36,6 +36,11 @@ type BootSource struct {
 	// Holder, when set, says who holds a MAC; a per-MAC config asked
 	// for from another address is served without the enrolment secret.
 	Holder Holder
+	// HeldBy, when set, says which MAC holds an address; with Key, the
+	// rack's API key, the default config then carries a sighting for
+	// it (agentapi.Sign).
+	HeldBy HeldBy
+	Key    string
 	Now    func() time.Time
 }
 
@@ -56,7 +61,11 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return boot.File{}, boot.ErrNotFound
 	}
 	if !req.PerMachine() {
-		return s.render(req, bootcfg.Params{Purpose: machine.BootEnlist, Arch: req.Arch}, nil)
+		var seen string
+		if s.HeldBy != nil && c.Addr.IsValid() {
+			seen = s.sign(s.HeldBy(ctx, c.Addr.Addr()), c)
+		}
+		return s.render(req, bootcfg.Params{Purpose: machine.BootEnlist, Arch: req.Arch}, nil, seen)
 	}
 	e, ok := s.Cache.ByMAC(req.MAC)
 	if !ok && req.UUID != "" {
@@ -69,11 +78,23 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return boot.File{}, boot.ErrNotFound
 	}
 	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
-	e.Enrol = s.enrol(ctx, e, req.MAC, c)
-	return s.render(req, p, &e)
+	known, holds := s.holds(ctx, req.MAC, c)
+	if known && !holds {
+		s.report(req.MAC, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s: served without its enrolment secret", c.Addr.Addr().Unmap(), req.MAC))
+		e.Enrol = ""
+	} else if e.Enrol != "" && c.Addr.IsValid() {
+		e.Enrol = agentapi.EnrolFor(e.Enrol, c.Addr.Addr().Unmap().String())
+	} else {
+		e.Enrol = ""
+	}
+	var seen string
+	if holds {
+		seen = s.sign(req.MAC, c)
+	}
+	return s.render(req, p, &e, seen)
 }
 
-func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (boot.File, error) {
+func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, seen string) (boot.File, error) {
 	if p.Purpose == machine.BootEnlist || p.Purpose == machine.BootEphemeral || p.Purpose == machine.BootInstall {
 		p.KernelURL, p.InitrdURL = s.HTTPBase+"/"+s.Kernel, s.HTTPBase+"/"+s.Initrd
 		p.KernelParams = append(append([]string(nil), s.ExtraParams...), "anvil.purpose="+string(p.Purpose))
@@ -86,6 +107,9 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 		if e != nil && e.Enrol != "" {
 			p.KernelParams = append(p.KernelParams, "anvil.enrol="+e.Enrol)
 		}
+		if seen != "" {
+			p.KernelParams = append(p.KernelParams, agentapi.ParamSeen+"="+seen)
+		}
 	}
 	b, err := bootcfg.Render(req.Kind, p)
 	if err != nil {
@@ -97,21 +121,25 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry) (bo
 	return file(b, s.now()), nil
 }
 
-// enrol is the enrolment value for a per-MAC config asked for by c: the
-// secret bound to c's address, and nothing when the rack knows that
-// another address holds the MAC (someone fetching a neighbour's config).
-func (s *BootSource) enrol(ctx context.Context, e Entry, mac string, c boot.Client) string {
-	if e.Enrol == "" || !c.Addr.IsValid() {
+// holds says whether the rack can tell who holds mac, and whether c does.
+// The enrolment secret goes to any asker when it cannot tell (see the
+// README); a sighting only to a holder it knows.
+func (s *BootSource) holds(ctx context.Context, mac string, c boot.Client) (known, holds bool) {
+	if s.Holder == nil || !c.Addr.IsValid() {
+		return false, false
+	}
+	hs := s.Holder(ctx, mac)
+	from := c.Addr.Addr().Unmap()
+	return len(hs) > 0, slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from })
+}
+
+// sign is the sighting of a boot served to c, which holds mac ("" when
+// the rack cannot sign or mac is unknown).
+func (s *BootSource) sign(mac string, c boot.Client) string {
+	if mac == "" || s.Key == "" {
 		return ""
 	}
-	from := c.Addr.Addr().Unmap()
-	if s.Holder != nil {
-		if hs := s.Holder(ctx, mac); len(hs) > 0 && !slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from }) {
-			s.report(mac, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s (%v does): served without its enrolment secret", from, mac, hs))
-			return ""
-		}
-	}
-	return agentapi.EnrolFor(e.Enrol, from.String())
+	return agentapi.Sign(s.Key, mac, c.Addr.Addr().Unmap().String(), s.now())
 }
 
 // ipxeTop is what DHCP hands iPXE: it asks for the machine's own config

@@ -225,6 +225,20 @@ func (s *Service) hold(ctx context.Context, id machine.Identification, ident age
 
 // greet applies the known-machine decision to machine systemID.
 func (s *Service) greet(ctx context.Context, systemID string, req agentapi.HelloRequest, source string) (agentapi.HelloResponse, error) {
+	w, sighting := s.witness(ctx, req.Seen, source)
+	if err := s.spend(ctx, &w, sighting, systemID); err != nil {
+		return agentapi.HelloResponse{}, fmt.Errorf("known-machine check: %w", err)
+	}
+	hello := func() machine.Hello {
+		h := helloOf(req.Identity, req.Purpose, s)
+		h.Witness = w
+		return h
+	}
+	if len(w.GUIDs) == 0 {
+		if m, err := s.Store.GetMachine(ctx, systemID); err == nil {
+			w.GUIDs = s.systemGUID(ctx, m, hello())
+		}
+	}
 	var out machine.HelloOutcome
 	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
 		// Identify again inside the transaction: the machine may have
@@ -234,21 +248,25 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 		if !awaited && id.Machine == nil && !(req.BMC != nil && machine.BMCHost(m.BMCIdentity) == req.BMC.Address) {
 			return nil, fmt.Errorf("machine %s changed during the known-machine check: %w", systemID, store.ErrConflict)
 		}
-		var evs []machine.Event
-		if m.HardwareUUID == "" && machine.UsableUUID(req.UUID) {
-			m.HardwareUUID = req.UUID
-		}
-		if learned := machine.LearnMACs(m, req.MACs, req.BootMAC); len(learned) > 0 {
-			evs = append(evs, machine.Event{Type: "Interfaces learned", Level: machine.LevelInfo, Created: s.Now(),
-				Description: fmt.Sprintf("Booted from %s; learned interface(s) %s, so its next boot is its own", source, strings.Join(learned, ", "))})
-		}
-		h := helloOf(req.Identity, req.Purpose, s)
+		h := hello()
 		// The secret is bound to the address the rack served the boot
 		// to: presented from any other address it does not count.
 		want := agentapi.EnrolFor(m.EnrolSecret, source)
 		h.EnrolOK = req.Enrol != "" && want != "" && subtle.ConstantTimeCompare([]byte(req.Enrol), []byte(want)) == 1
 		out = machine.Greet(*m, h, awaited, s.Config)
 		*m = out.Machine
+		var evs []machine.Event
+		// What an uncorroborated hello reports is its word only: it
+		// never becomes the machine's.
+		if out.Trusted {
+			if m.HardwareUUID == "" && machine.UsableUUID(req.UUID) {
+				m.HardwareUUID = req.UUID
+			}
+			if learned := machine.LearnMACs(m, req.MACs, req.BootMAC); len(learned) > 0 {
+				evs = append(evs, machine.Event{Type: "Interfaces learned", Level: machine.LevelInfo, Created: s.Now(),
+					Description: fmt.Sprintf("Booted from %s; learned interface(s) %s, so its next boot is its own", source, strings.Join(learned, ", "))})
+			}
+		}
 		if out.Answer == machine.AnswerProceed {
 			// One use: the secret the boot carried is spent.
 			m.EnrolSecret = newSecret()
@@ -257,6 +275,11 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 	})
 	if err != nil {
 		return agentapi.HelloResponse{}, err
+	}
+	if out.Held != "" {
+		s.holdBoot(ctx, systemID, req, source, out.Held)
+		s.Hub.Notify()
+		return agentapi.HelloResponse{Action: agentapi.ActionPowerOff, Message: "held for an administrator to accept: this boot is not corroborated"}, nil
 	}
 	s.Hub.Notify()
 	// Anonymous callers learn only the action and why; the machine's

@@ -118,6 +118,18 @@ type Discovery struct {
 	LastWhat  string
 }
 
+// HeldBoot is a boot that said it is a machine added by its BMC alone but
+// was not corroborated: what it said, for an administrator to accept.
+type HeldBoot struct {
+	SystemID string
+	MACs     []string
+	BootMAC  string
+	UUID     string
+	Source   string // the address it spoke from
+	Reason   string
+	Created  time.Time
+}
+
 // MachineFilter selects machines; empty fields do not filter. Values within
 // one field are alternatives (OR); fields combine with AND.
 type MachineFilter struct {
@@ -355,8 +367,19 @@ type Store interface {
 	NoteDiscovery(ctx context.Context, d Discovery) error
 	ListDiscoveries(ctx context.Context) ([]Discovery, error)
 	DeleteDiscovery(ctx context.Context, mac string) error
-	// Prune deletes old events and discoveries (see Retention).
+	// Prune deletes old events and discoveries (see Retention), and
+	// sightings spent more than a day ago.
 	Prune(ctx context.Context, r Retention) (Pruned, error)
+
+	// Boot corroboration. SpendSighting records a rack's sighting of a
+	// boot as answered, for systemID; false when it already was.
+	// HoldBoot keeps the boot last held for a machine added by its BMC
+	// alone (one a machine, the newest); HeldBoot finds it
+	// (ErrNotFound); DeleteHeldBoot drops it.
+	SpendSighting(ctx context.Context, id, systemID string) (bool, error)
+	HoldBoot(ctx context.Context, h HeldBoot) error
+	HeldBoot(ctx context.Context, systemID string) (HeldBoot, error)
+	DeleteHeldBoot(ctx context.Context, systemID string) error
 
 	// Pool drift policies: the default power drift policy of machines in
 	// a pool that have none of their own. Setting one bumps the version of

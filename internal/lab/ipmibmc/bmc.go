@@ -16,11 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/bougou/go-ipmi/pkg/bmc"
+	"github.com/bougou/go-ipmi/pkg/handlers"
 	"github.com/bougou/go-ipmi/pkg/server"
+	"github.com/bougou/go-ipmi/pkg/types"
 
 	"github.com/anvilmetal/anvil/internal/lab"
 )
@@ -113,7 +116,7 @@ func (b *BMC) Serve(pc *net.UDPConn) error {
 			meter.Closed(key, id)
 		})
 	}
-	b.srv = server.NewServer(state, b.conn)
+	b.srv = server.NewServer(state, b.conn, server.WithHandlerRegistry(registry()))
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel, b.done = cancel, make(chan struct{})
 	go func(srv *server.Server, done chan struct{}) {
@@ -121,6 +124,19 @@ func (b *BMC) Serve(pc *net.UDPConn) error {
 		_ = srv.Serve(ctx)
 	}(b.srv, b.done)
 	return nil
+}
+
+// registry is go-ipmi's standard command set and Get System GUID, which it
+// lacks: the BMC's GUID, the machine's SMBIOS UUID, as a real server's BMC
+// answers (Anvil checks a boot found by its BMC against it).
+func registry() *handlers.Registry {
+	reg := handlers.NewRegistry()
+	handlers.RegisterAllHandlers(reg)
+	reg.RegisterFunc(types.CommandGetSystemGUID, func(_ context.Context, hctx *handlers.HandlerContext, _ []byte) ([]byte, types.CompletionCode, error) {
+		g := hctx.BMC.GUID
+		return append([]byte(nil), g[:]...), types.CodeOK, nil
+	})
+	return reg
 }
 
 // userSlot is where the account lives: 1 is IPMI's null user, 2 the first
@@ -179,12 +195,14 @@ func (b *BMC) Close() error {
 	return err
 }
 
-// guid is the machine's SMBIOS UUID as the BMC's GUID, as on real
-// servers; a machine without a parsable UUID gets zeros.
+// guid is the machine's SMBIOS UUID as the BMC's system GUID, as on real
+// servers, in IPMI's order (least significant byte first); a machine
+// without a parsable UUID gets zeros.
 func guid(m lab.Machine) [16]byte {
 	var g [16]byte
 	raw, err := hex.DecodeString(strings.ReplaceAll(m.UUID(), "-", ""))
 	if err == nil && len(raw) == 16 {
+		slices.Reverse(raw)
 		copy(g[:], raw)
 	}
 	return g

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/lab"
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/power/ipmi"
 )
 
 const (
@@ -218,5 +220,24 @@ func TestSessionMeter(t *testing.T) {
 	s := meter.Stats()
 	if s.Total != 2 || s.Open != 0 || s.MaxOneBMC != 1 || s.MaxAll != 1 {
 		t.Fatalf("meter saw %+v, want 2 sessions one after the other, none left open", s)
+	}
+}
+
+// The lab BMC answers Get System GUID with its machine's SMBIOS UUID, in
+// IPMI's byte order, through Anvil's driver.
+func TestSystemGUID(t *testing.T) {
+	const uuid = "6f2c1f1e-0000-4000-8000-0000000000ab"
+	b := New(lab.NewSim("guid", uuid, "52:54:00:00:ab:01"), Options{User: "admin", Password: "secret"})
+	addr, err := b.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	g, err := ipmi.Driver{}.SystemGUID(t.Context(), map[string]string{"power_address": addr.String(), "power_user": "admin", "power_pass": "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := machine.GUIDAsUUID(g); len(got) == 0 || got[0] != uuid {
+		t.Fatalf("system guid %x reads %v, want %s first", g, got, uuid)
 	}
 }

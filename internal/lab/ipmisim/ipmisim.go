@@ -47,6 +47,7 @@ package ipmisim
 
 import (
 	"bufio"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -54,6 +55,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -334,6 +336,19 @@ check) [ "$1" = ip_addr_src ] && [ "$2" = static ] || { echo "only a static addr
 esac
 `
 
+// ipmiGUID is what ipmi_sim answers to Get System GUID (it sends lan.conf's
+// guid as written): the machine's SMBIOS UUID in IPMI's order, least
+// significant byte first, as a real server's BMC gives it. A machine
+// without a parsable UUID gets a fixed one.
+func ipmiGUID(uuid string) string {
+	raw, err := hex.DecodeString(strings.ReplaceAll(uuid, "-", ""))
+	if err != nil || len(raw) != 16 {
+		return "a123456789abcdefa123456789abcdef"
+	}
+	slices.Reverse(raw)
+	return hex.EncodeToString(raw)
+}
+
 func (b *BMC) writeFiles(serialPort int) error {
 	c := b.cfg
 	name := "anvil-" + strings.Map(func(r rune) rune {
@@ -352,13 +367,13 @@ set_working_mc 0x20
     allowed_auths_user none md2 md5 straight
     allowed_auths_operator none md2 md5 straight
     allowed_auths_admin none md2 md5 straight
-    guid a123456789abcdefa123456789abcdef
+    guid %s
     lan_config_program "%s"
   endlan
   serial kcs 127.0.0.1 %d codec VM
   chassis_control "%s"
   user 2 true "%s" "%s" admin 10 none md2 md5 straight
-`, name, c.Addr, c.Port, b.path("lan.sh"), serialPort, b.path("chassis.sh"), c.User, c.Password)
+`, name, c.Addr, c.Port, ipmiGUID(c.QEMU.UUID), b.path("lan.sh"), serialPort, b.path("chassis.sh"), c.User, c.Password)
 	// A BMC at 0x20: IPMI 2.0, chassis device, SDR/SEL/FRU support.
 	emu := "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n"
 	files := []struct {

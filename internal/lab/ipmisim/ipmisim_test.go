@@ -160,6 +160,15 @@ func TestLAN(t *testing.T) {
 		t.Fatalf("lan print 1:\n%s", lan)
 	}
 
+	// Its system GUID is its machine's SMBIOS UUID, in IPMI's order.
+	g, err := d.SystemGUID(ctx, p)
+	if err != nil {
+		t.Fatalf("system guid: %v", err)
+	}
+	if got := machine.GUIDAsUUID(g); len(got) == 0 || got[0] != testUUID {
+		t.Fatalf("system guid %x reads %v, want %s first", g, got, testUUID)
+	}
+
 	if st := query(); st != machine.PowerOff || b.Running() {
 		t.Fatalf("at start: %s (running %v)", st, b.Running())
 	}

@@ -139,6 +139,22 @@ func (d Driver) Query(ctx context.Context, p map[string]string) (machine.PowerSt
 	return st, nil
 }
 
+// SystemGUID reads Get System GUID: the 16 bytes as the BMC sent them
+// (machine.GUIDAsUUID reads them), so Anvil can tell whether a booted
+// system is the one behind this BMC.
+func (d Driver) SystemGUID(ctx context.Context, p map[string]string) ([]byte, error) {
+	var out []byte
+	err := d.do(ctx, p, "get system guid", func(ctx context.Context, c *client.Client, _ params) error {
+		r, err := c.GetSystemGUID(ctx)
+		if err != nil {
+			return err
+		}
+		out = r.GUID[:]
+		return nil
+	})
+	return out, err
+}
+
 // SetBootDevice sets the boot flags (Set System Boot Options parameter 5):
 // PXE or hard disk, persistent or the next boot only, and the EFI bit when
 // the machine boots EFI or power_boot_type says efi (legacy clears it).

@@ -77,5 +77,5 @@ func (s *Store) Prune(ctx context.Context, r store.Retention) (store.Pruned, err
 		n, _ := res.RowsAffected()
 		p.Discoveries += n
 	}
-	return p, nil
+	return p, s.pruneSightings(ctx)
 }

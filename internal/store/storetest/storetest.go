@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
 		{"Discoveries", testDiscoveries},
+		{"Sightings", testSightings},
+		{"HeldBoots", testHeldBoots},
 		{"Update", testUpdate},
 		{"UpdateUpdatedTime", testUpdateUpdatedTime},
 		{"UpdateFnErrorRollsBack", testUpdateFnErrorRollsBack},
