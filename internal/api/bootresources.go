@@ -52,6 +52,8 @@ var (
 func (s *Server) bootResourcesRoutes() []route {
 	return []route{
 		get("", authenticated, s.listBootResources),
+		// create reads its body itself: an image of any size.
+		{method: http.MethodPost, access: adminOnly, stream: s.createBootResource},
 		get("is_importing", authenticated, func(w http.ResponseWriter, r *request) error {
 			writeJSON(w, http.StatusOK, false)
 			return nil
@@ -66,10 +68,10 @@ func (s *Server) bootResourceRoutes() []route {
 	}
 }
 
-// bootResourceStreams registers the handlers that read bodies of any
-// size themselves (uploads), and the anonymous image download.
+// bootResourceStreams registers the chunked upload, which reads bodies of
+// any size itself, and the anonymous image download: neither is one of
+// the API's described resources (MAAS hides its upload handler too).
 func (s *Server) bootResourceStreams() {
-	s.mux.HandleFunc("POST "+Prefix+"boot-resources/{$}", s.createBootResource)
 	s.mux.HandleFunc("PUT "+Prefix+"boot-resources/{id}/upload/{file}/{$}", s.uploadBootResourceChunk)
 	s.mux.HandleFunc("GET "+Prefix+"images/{sha256}", s.downloadImage)
 }
@@ -185,7 +187,7 @@ func (s *Server) deleteBootResource(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	s.dropImageFiles(r.Context(), imgs, removed)
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
