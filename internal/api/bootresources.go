@@ -339,50 +339,41 @@ func imageSize(imgs *images.Store, sum string) int64 {
 }
 
 // readUpload streams a multipart create: fields into r.form (bounded in
-// number and size), the "content" part into a temporary image file.
+// number and size), the "content" part into a temporary image file, each
+// part's transfer encoding undone (the maas CLI sends base64 parts).
 func (s *Server) readUpload(w http.ResponseWriter, r *request, imgs *images.Store) (*images.Temp, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxImageBody(imgs))
 	r.form = url.Values{}
 	for k, v := range r.URL.Query() {
 		r.form[k] = v
 	}
-	mr, err := r.MultipartReader()
+	_, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var tmp *images.Temp
+	_, err := readMultipart(r.Body, params["boundary"], r.form, multipartOptions{maxParts: 64, maxField: 4096,
+		stream: func(name string, body io.Reader) (bool, error) {
+			switch {
+			case name != "content":
+				return false, nil
+			case tmp != nil:
+				return true, badField("content", "content given twice")
+			}
+			t, err := imgs.Receive(body)
+			if err == nil {
+				tmp = t
+			}
+			return true, err
+		}})
 	if err != nil {
+		if tmp != nil {
+			tmp.Discard()
+		}
+		var fe *fieldError
+		if errors.As(err, &fe) || errors.Is(err, images.ErrTooLarge) {
+			return nil, err
+		}
 		return nil, badBody(err)
 	}
-	var tmp *images.Temp
-	for parts := 0; ; parts++ {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			return tmp, nil
-		}
-		if err == nil && parts >= 64 {
-			err = badField("body", "too many form fields")
-		}
-		if err == nil && p.FormName() == "content" && tmp != nil {
-			err = badField("content", "content given twice")
-		}
-		if err == nil && p.FormName() == "content" {
-			tmp, err = imgs.Receive(p)
-		} else if err == nil {
-			var v []byte
-			v, err = io.ReadAll(io.LimitReader(p, 4097))
-			if len(v) > 4096 {
-				err = badField(truncate(p.FormName(), 40), "longer than 4096 bytes")
-			}
-			r.form.Add(p.FormName(), string(v))
-		}
-		if err != nil {
-			if tmp != nil {
-				tmp.Discard()
-			}
-			var fe *fieldError
-			if errors.As(err, &fe) || errors.Is(err, images.ErrTooLarge) {
-				return nil, err
-			}
-			return nil, badBody(err)
-		}
-	}
+	return tmp, nil
 }
 
 // maxImageBody is the largest multipart body accepted: an image of the

@@ -63,7 +63,7 @@ func readBody(r *request, form url.Values) error {
 	}
 	switch ct {
 	case "multipart/form-data":
-		files, err := readMultipart(r.Body, params["boundary"], form, nil)
+		files, err := readMultipart(r.Body, params["boundary"], form, multipartOptions{})
 		r.files = files
 		return err
 	case "application/x-www-form-urlencoded", "":
@@ -107,20 +107,28 @@ func validValues(vs []string) bool {
 	return true
 }
 
-// fileHandler receives a part that has a filename; it returns false to
-// have the part kept in memory as an ordinary file instead.
-type fileHandler func(name string, body io.Reader) (bool, error)
-
 // maxFilePart caps a file part kept in memory (the body limit caps the
 // whole request first).
 const maxFilePart = 4 << 20
 
+// multipartOptions bound a multipart body beyond its size.
+type multipartOptions struct {
+	maxParts int   // 0: maxFormParts
+	maxField int64 // the longest field value; 0: only the body's limit
+	// stream, when set, is offered each part first, decoded; it returns
+	// false to leave the part to the form. Its errors are returned as
+	// they are, except a broken transfer encoding, which names the part.
+	stream func(name string, body io.Reader) (bool, error)
+}
+
 // readMultipart adds a multipart body's fields to form, decoding each
-// part's transfer encoding, and returns its files. onFile, when not nil,
-// is offered every part named in it first (a streamed upload).
-func readMultipart(body io.Reader, boundary string, form url.Values, onFile fileHandler) (map[string][][]byte, error) {
+// part's transfer encoding, and returns its files (parts with a filename).
+func readMultipart(body io.Reader, boundary string, form url.Values, o multipartOptions) (map[string][][]byte, error) {
 	if boundary == "" {
 		return nil, &fieldError{field: "Content-Type", msg: "multipart/form-data without a boundary"}
+	}
+	if o.maxParts == 0 {
+		o.maxParts = maxFormParts
 	}
 	mr := multipart.NewReader(body, boundary)
 	files := map[string][][]byte{}
@@ -134,8 +142,8 @@ func readMultipart(body io.Reader, boundary string, form url.Values, onFile file
 		if err != nil {
 			return nil, badBody(err)
 		}
-		if parts >= maxFormParts {
-			return nil, badField("body", "more than %d parts", maxFormParts)
+		if parts >= o.maxParts {
+			return nil, badField("body", "more than %d parts", o.maxParts)
 		}
 		name := p.FormName()
 		if name == "" {
@@ -148,29 +156,44 @@ func readMultipart(body io.Reader, boundary string, form url.Values, onFile file
 		if err != nil {
 			return nil, badField(fieldName(name), "%v", err)
 		}
-		if p.FileName() != "" {
-			if onFile != nil {
-				took, err := onFile(name, dec)
-				if err != nil {
-					return nil, partError(name, err)
-				}
-				if took {
-					continue
-				}
+		if o.stream != nil {
+			took, err := o.stream(name, dec)
+			var ee *encodingError
+			if errors.As(err, &ee) {
+				return nil, partError(name, err)
 			}
-			b, err := io.ReadAll(io.LimitReader(dec, maxFilePart+1))
+			if err != nil {
+				return nil, err
+			}
+			if took {
+				continue
+			}
+		}
+		if p.FileName() != "" {
+			limit := int64(maxFilePart)
+			if o.maxField > 0 {
+				limit = o.maxField
+			}
+			b, err := io.ReadAll(io.LimitReader(dec, limit+1))
 			if err != nil {
 				return nil, partError(name, err)
 			}
-			if len(b) > maxFilePart {
-				return nil, badField(fieldName(name), "file is larger than %d bytes", maxFilePart)
+			if int64(len(b)) > limit {
+				return nil, badField(fieldName(name), "file is larger than %d bytes", limit)
 			}
 			files[name] = append(files[name], b)
 			continue
 		}
-		b, err := io.ReadAll(dec)
+		var rd io.Reader = dec
+		if o.maxField > 0 {
+			rd = io.LimitReader(dec, o.maxField+1)
+		}
+		b, err := io.ReadAll(rd)
 		if err != nil {
 			return nil, partError(name, err)
+		}
+		if o.maxField > 0 && int64(len(b)) > o.maxField {
+			return nil, badField(fieldName(name), "longer than %d bytes", o.maxField)
 		}
 		if !utf8.Valid(b) {
 			return nil, badField(fieldName(name), "is not valid UTF-8 text")

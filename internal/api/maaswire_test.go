@@ -22,6 +22,7 @@ const cliBoundary = "===============1823174659316729452=="
 // cliPart is one part as Python's email package writes it.
 type cliPart struct {
 	name, value string
+	file        string // a filename: a file part (content@=FILE)
 	headers     string // replaces the encoding headers when set
 	raw         bool   // value is written as it is, not base64-encoded
 }
@@ -40,8 +41,13 @@ func cliBody(parts ...cliPart) []byte {
 			h = "Content-Transfer-Encoding: base64\r\n"
 		}
 		b.WriteString(h)
-		b.WriteString(`Content-Disposition: form-data; name="` + p.name + "\"\r\n")
-		b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=\"utf-8\"\r\n\r\n")
+		if p.file != "" {
+			b.WriteString(`Content-Disposition: form-data; name="` + p.name + `"; filename="` + p.file + "\"\r\n")
+			b.WriteString("MIME-Version: 1.0\r\nContent-Type: application/octet-stream\r\n\r\n")
+		} else {
+			b.WriteString(`Content-Disposition: form-data; name="` + p.name + "\"\r\n")
+			b.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=\"utf-8\"\r\n\r\n")
+		}
 		// A base64 payload ends in a line break of its own; the CRLF
 		// before the next boundary belongs to the boundary.
 		if p.raw {
@@ -378,5 +384,50 @@ func TestNodes(t *testing.T) {
 		e.must(403, "DELETE", "nodes/"+m.SystemID+"/", e.user, nil, nil)
 		e.mustCLI(204, "DELETE", "nodes/"+m.SystemID+"/", e.admin, nil)
 		e.must(404, "GET", "machines/"+m.SystemID+"/", e.admin, nil, nil)
+	})
+}
+
+// TestBootResourceCLIUpload: `maas PROFILE boot-resources create ...
+// content@=FILE` first posts the fields (base64 parts, sorted, with the
+// content's sha256 and size), then PUTs the bytes in chunks; other
+// clients send the content as a base64 file part in the one request.
+func TestBootResourceCLIUpload(t *testing.T) {
+	eachImagesDB(t, func(t *testing.T, e *env) {
+		data, sum := image(10_000)
+		fields := func(name string) []cliPart {
+			return []cliPart{{name: "architecture", value: "amd64/generic"}, {name: "filetype", value: "ddraw"},
+				{name: "name", value: name}, {name: "sha256", value: sum}, {name: "size", value: "10000"}}
+		}
+		a := e.mustCLI(201, "POST", "boot-resources/", e.admin, cliBody(fields("custom/chunked")...))
+		var r apiBootResource
+		decode(t, a.body, &r)
+		f := r.only(t)
+		if r.Name != "chunked" || f.Complete || f.UploadURI == "" {
+			t.Fatalf("created %+v", r)
+		}
+		if code, b := e.chunk(f.UploadURI, data, "application/octet-stream"); code != 200 {
+			t.Fatalf("chunk: %d %s", code, b)
+		}
+		if !e.showFile(r.ID).Complete {
+			t.Fatal("file not complete after its bytes")
+		}
+
+		one := append(fields("custom/one"), cliPart{name: "content", file: "content", value: string(data)})
+		a = e.mustCLI(201, "POST", "boot-resources/", e.admin, cliBody(one...))
+		decode(t, a.body, &r)
+		if f := r.only(t); !f.Complete || f.SHA256 != sum {
+			t.Fatalf("one-request upload: %+v", r)
+		}
+
+		bad := append(fields("custom/bad"), cliPart{name: "content", file: "content", raw: true, value: "AAAA!!!!" + pyBase64(string(data))})
+		a = e.cli("POST", "boot-resources/", e.admin, cliBody(bad...))
+		if a.code != 400 || !strings.Contains(string(a.body), "content") || !strings.Contains(string(a.body), "base64") {
+			t.Fatalf("malformed base64 content: %d %s", a.code, a.body)
+		}
+		var list []apiBootResource
+		e.must(200, "GET", "boot-resources/", e.admin, nil, &list)
+		if len(list) != 2 {
+			t.Fatalf("%d boot resources after a refused upload, want 2", len(list))
+		}
 	})
 }
