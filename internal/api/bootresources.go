@@ -52,6 +52,8 @@ var (
 func (s *Server) bootResourcesRoutes() []route {
 	return []route{
 		get("", authenticated, s.listBootResources),
+		// create reads its body itself: an image of any size.
+		{method: http.MethodPost, access: adminOnly, stream: s.createBootResource},
 		get("is_importing", authenticated, func(w http.ResponseWriter, r *request) error {
 			writeJSON(w, http.StatusOK, false)
 			return nil
@@ -66,10 +68,10 @@ func (s *Server) bootResourceRoutes() []route {
 	}
 }
 
-// bootResourceStreams registers the handlers that read bodies of any
-// size themselves (uploads), and the anonymous image download.
+// bootResourceStreams registers the chunked upload, which reads bodies of
+// any size itself, and the anonymous image download: neither is one of
+// the API's described resources (MAAS hides its upload handler too).
 func (s *Server) bootResourceStreams() {
-	s.mux.HandleFunc("POST "+Prefix+"boot-resources/{$}", s.createBootResource)
 	s.mux.HandleFunc("PUT "+Prefix+"boot-resources/{id}/upload/{file}/{$}", s.uploadBootResourceChunk)
 	s.mux.HandleFunc("GET "+Prefix+"images/{sha256}", s.downloadImage)
 }
@@ -185,7 +187,7 @@ func (s *Server) deleteBootResource(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	s.dropImageFiles(r.Context(), imgs, removed)
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 
@@ -337,50 +339,41 @@ func imageSize(imgs *images.Store, sum string) int64 {
 }
 
 // readUpload streams a multipart create: fields into r.form (bounded in
-// number and size), the "content" part into a temporary image file.
+// number and size), the "content" part into a temporary image file, each
+// part's transfer encoding undone (the maas CLI sends base64 parts).
 func (s *Server) readUpload(w http.ResponseWriter, r *request, imgs *images.Store) (*images.Temp, error) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxImageBody(imgs))
 	r.form = url.Values{}
 	for k, v := range r.URL.Query() {
 		r.form[k] = v
 	}
-	mr, err := r.MultipartReader()
+	_, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	var tmp *images.Temp
+	_, err := readMultipart(r.Body, params["boundary"], r.form, multipartOptions{maxParts: 64, maxField: 4096,
+		stream: func(name string, body io.Reader) (bool, error) {
+			switch {
+			case name != "content":
+				return false, nil
+			case tmp != nil:
+				return true, badField("content", "content given twice")
+			}
+			t, err := imgs.Receive(body)
+			if err == nil {
+				tmp = t
+			}
+			return true, err
+		}})
 	if err != nil {
+		if tmp != nil {
+			tmp.Discard()
+		}
+		var fe *fieldError
+		if errors.As(err, &fe) || errors.Is(err, images.ErrTooLarge) {
+			return nil, err
+		}
 		return nil, badBody(err)
 	}
-	var tmp *images.Temp
-	for parts := 0; ; parts++ {
-		p, err := mr.NextPart()
-		if err == io.EOF {
-			return tmp, nil
-		}
-		if err == nil && parts >= 64 {
-			err = badField("body", "too many form fields")
-		}
-		if err == nil && p.FormName() == "content" && tmp != nil {
-			err = badField("content", "content given twice")
-		}
-		if err == nil && p.FormName() == "content" {
-			tmp, err = imgs.Receive(p)
-		} else if err == nil {
-			var v []byte
-			v, err = io.ReadAll(io.LimitReader(p, 4097))
-			if len(v) > 4096 {
-				err = badField(truncate(p.FormName(), 40), "longer than 4096 bytes")
-			}
-			r.form.Add(p.FormName(), string(v))
-		}
-		if err != nil {
-			if tmp != nil {
-				tmp.Discard()
-			}
-			var fe *fieldError
-			if errors.As(err, &fe) || errors.Is(err, images.ErrTooLarge) {
-				return nil, err
-			}
-			return nil, badBody(err)
-		}
-	}
+	return tmp, nil
 }
 
 // maxImageBody is the largest multipart body accepted: an image of the

@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"sort"
@@ -15,9 +13,10 @@ import (
 // id and the merged query and body parameters.
 type request struct {
 	*http.Request
-	who  principal
-	id   string
-	form url.Values
+	who   principal
+	id    string
+	form  url.Values
+	files map[string][][]byte // multipart parts with a filename
 }
 
 type handlerFunc func(w http.ResponseWriter, r *request) error
@@ -28,6 +27,9 @@ type route struct {
 	op     string // "" for the plain CRUD verb
 	access access
 	h      handlerFunc
+	// stream, when set, serves the route instead of h, reading the body
+	// itself (uploads of any size); only plain CRUD verbs stream.
+	stream http.HandlerFunc
 }
 
 type access int
@@ -38,15 +40,77 @@ const (
 	adminOnly
 )
 
-func get(op string, a access, h handlerFunc) route  { return route{http.MethodGet, op, a, h} }
-func post(op string, a access, h handlerFunc) route { return route{http.MethodPost, op, a, h} }
-func put(a access, h handlerFunc) route             { return route{http.MethodPut, "", a, h} }
-func del(a access, h handlerFunc) route             { return route{http.MethodDelete, "", a, h} }
+func get(op string, a access, h handlerFunc) route {
+	return route{method: http.MethodGet, op: op, access: a, h: h}
+}
+func post(op string, a access, h handlerFunc) route {
+	return route{method: http.MethodPost, op: op, access: a, h: h}
+}
+func put(a access, h handlerFunc) route { return route{method: http.MethodPut, access: a, h: h} }
+func del(a access, h handlerFunc) route { return route{method: http.MethodDelete, access: a, h: h} }
+
+// resource is one of MAAS's API handlers: where it is served, under what
+// name it is described, and its routes.
+type resource struct {
+	name string // MAAS's handler name, e.g. "MachinesHandler"
+	// anon names the anonymous half, described when some route is
+	// anonymous ("AnonMachinesHandler"); empty means the handler's name.
+	anon string
+	// path is under Prefix, with the path parameter in braces under
+	// MAAS's name for it: "machines/{system_id}/".
+	path string
+	// aliases are other paths serving the same routes (older clients'
+	// spellings); they are not described.
+	aliases []string
+	routes  []route
+}
+
+// param is the resource's path parameter ("system_id"), or "".
+func (res resource) param() string {
+	_, after, ok := strings.Cut(res.path, "{")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(after, "}")
+	return name
+}
+
+// actionName is MAAS's name for a route: its op, or the CRUD verb.
+func (rt route) actionName() string {
+	if rt.op != "" {
+		return rt.op
+	}
+	return map[string]string{http.MethodGet: "read", http.MethodPost: "create", http.MethodPut: "update", http.MethodDelete: "delete"}[rt.method]
+}
 
 // handle registers a resource: its routes are told apart by method and op,
 // as MAAS's Piston handlers are. A method the resource lacks is 405; a known
-// method with an op it lacks is 400 naming the signature.
-func (s *Server) handle(path string, routes ...route) {
+// method with an op it lacks is 400 naming the signature. Paths match
+// exactly: anything below a resource is another (unknown) endpoint.
+func (s *Server) handle(res resource) {
+	s.resources = append(s.resources, res)
+	for _, p := range append([]string{res.path}, res.aliases...) {
+		for _, rt := range res.routes {
+			if rt.stream != nil {
+				s.mux.HandleFunc(rt.method+" "+Prefix+p+"{$}", s.withHash(rt.stream))
+			}
+		}
+		s.mux.HandleFunc(Prefix+p+"{$}", s.withHash(s.dispatch(res)))
+	}
+}
+
+// withHash sends the description's hash with every answer, as MAAS does,
+// so that clients holding an older description can tell.
+func (s *Server) withHash(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-MAAS-API-Hash", s.describeHash)
+		h(w, r)
+	}
+}
+
+func (s *Server) dispatch(res resource) http.HandlerFunc {
+	routes := res.routes
+	param := res.param()
 	methods := map[string]bool{}
 	for _, rt := range routes {
 		methods[rt.method] = true
@@ -64,7 +128,7 @@ func (s *Server) handle(path string, routes ...route) {
 		}
 	}
 	sort.Strings(allow)
-	s.mux.HandleFunc(Prefix+path, func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if !methods[r.Method] {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed on %s", r.Method, r.URL.Path))
@@ -86,7 +150,10 @@ func (s *Server) handle(path string, routes ...route) {
 			limit = min(limit, maxAnonymousBody)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, who))
-		req := &request{Request: r, id: r.PathValue("id"), who: who}
+		req := &request{Request: r, who: who}
+		if param != "" {
+			req.id = r.PathValue(param)
+		}
 		if err := s.parseForm(w, req, limit); err != nil {
 			s.writeError(w, r, err)
 			return
@@ -94,13 +161,13 @@ func (s *Server) handle(path string, routes ...route) {
 		op := req.form.Get("op")
 		var found *route
 		for i := range routes {
-			if routes[i].method == r.Method && routes[i].op == op {
+			if routes[i].method == r.Method && routes[i].op == op && routes[i].h != nil {
 				found = &routes[i]
 				break
 			}
 		}
 		if found == nil {
-			writeText(w, http.StatusBadRequest, fmt.Sprintf("Unrecognised signature: method=%s op=%s", r.Method, op))
+			writeText(w, http.StatusBadRequest, fmt.Sprintf("Unrecognised signature: method=%s op=%s", r.Method, truncate(op, 40)))
 			return
 		}
 		switch {
@@ -114,62 +181,9 @@ func (s *Server) handle(path string, routes ...route) {
 		if err := found.h(w, req); err != nil {
 			s.writeError(w, r, err)
 		}
-	})
+	}
 }
 
 // maxAnonymousBody caps what a caller without credentials may send: no
 // anonymous call takes more than a few parameters.
 const maxAnonymousBody = 16 << 10
-
-// parseForm merges the query string with a urlencoded or multipart body,
-// refusing bodies over limit.
-func (s *Server) parseForm(w http.ResponseWriter, r *request, limit int64) error {
-	r.Body = http.MaxBytesReader(w, r.Body, limit)
-	// URL.Query drops a query it cannot parse in full (a bad escape, or
-	// more parameters than net/url takes): a filtered list would then
-	// answer every machine. Refuse it instead.
-	form, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return &fieldError{field: "query", msg: "cannot parse the query string: " + err.Error()}
-	}
-	if r.Method == http.MethodPost || r.Method == http.MethodPut {
-		ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		switch ct {
-		case "multipart/form-data":
-			if err := r.ParseMultipartForm(limit); err != nil {
-				return badBody(err)
-			}
-			for k, v := range r.MultipartForm.Value {
-				form[k] = append(form[k], v...)
-			}
-		case "application/x-www-form-urlencoded", "":
-			if err := r.ParseForm(); err != nil {
-				return badBody(err)
-			}
-			for k, v := range r.PostForm {
-				form[k] = append(form[k], v...)
-			}
-		default:
-			return &fieldError{field: "Content-Type", msg: fmt.Sprintf("%q is not accepted: send application/x-www-form-urlencoded or multipart/form-data", ct)}
-		}
-	}
-	// A repeated op (query and body disagreeing) is ambiguous.
-	if ops := form["op"]; len(ops) > 1 {
-		for _, o := range ops[1:] {
-			if o != ops[0] {
-				return &fieldError{field: "op", msg: "op given twice with different values"}
-			}
-		}
-		form["op"] = ops[:1]
-	}
-	r.form = form
-	return nil
-}
-
-func badBody(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return mbe
-	}
-	return &fieldError{field: "body", msg: "cannot parse request body: " + err.Error()}
-}

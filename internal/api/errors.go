@@ -76,9 +76,17 @@ func writeText(w http.ResponseWriter, code int, msg string) {
 	_, _ = w.Write([]byte(msg + "\n"))
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+func writeJSON(w http.ResponseWriter, code int, v any) { writeJSONType(w, code, "application/json", v) }
+
+// writeNoContent answers 204 with a Content-Type, as MAAS does: the maas
+// CLI reads the header of every answer and fails without one.
+func writeNoContent(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func writeJSONType(w http.ResponseWriter, code int, ct string, v any) {
+	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	_ = enc.Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }

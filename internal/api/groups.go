@@ -212,7 +212,7 @@ func groupItem(ops groupOps) []route {
 			if err := ops.delete(r.Context(), g.Name); err != nil {
 				return err
 			}
-			w.WriteHeader(http.StatusNoContent)
+			writeNoContent(w)
 			return nil
 		}),
 	}

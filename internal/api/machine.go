@@ -55,7 +55,7 @@ func (s *Server) deleteMachine(w http.ResponseWriter, r *request) error {
 	if err := s.svc.Delete(r.Context(), r.who.actor(), r.id); err != nil {
 		return err
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeNoContent(w)
 	return nil
 }
 

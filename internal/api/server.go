@@ -46,6 +46,9 @@ type Server struct {
 	opts  Options
 	mux   *http.ServeMux
 	cache *renderCache
+	// resources is the route table describe/ is generated from.
+	resources    []resource
+	describeHash string
 }
 
 // New builds the API over a region service.
@@ -64,36 +67,39 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Server) routes() {
-	s.handle("version/", s.versionRoutes()...)
-	s.handle("maas/", s.maasRoutes()...)
-	s.handle("users/", s.userRoutes()...)
-	s.handle("sshkeys/", s.sshKeysRoutes()...)
-	s.handle("sshkeys/{id}/", s.sshKeyRoutes()...)
-	s.handle("account/prefs/sshkeys/", s.sshKeysRoutes()...)
-	s.handle("account/prefs/sshkeys/{id}/", s.sshKeyRoutes()...)
-	s.handle("machines/", s.machinesRoutes()...)
-	s.handle("machines/{id}/", s.machineRoutes()...)
-	s.handle("zones/", s.zonesRoutes()...)
-	s.handle("zones/{id}/", s.zoneRoutes()...)
+	s.handle(resource{name: "VersionHandler", path: "version/", routes: s.versionRoutes()})
+	s.handle(resource{name: "MaasHandler", path: "maas/", routes: s.maasRoutes()})
+	s.handle(resource{name: "UsersHandler", path: "users/", routes: s.userRoutes()})
+	s.handle(resource{name: "UserHandler", path: "users/{username}/", routes: s.oneUserRoutes()})
+	s.handle(resource{name: "SSHKeysHandler", path: "account/prefs/sshkeys/", aliases: []string{"sshkeys/"}, routes: s.sshKeysRoutes()})
+	s.handle(resource{name: "SSHKeyHandler", path: "account/prefs/sshkeys/{id}/", aliases: []string{"sshkeys/{id}/"}, routes: s.sshKeyRoutes()})
+	s.handle(resource{name: "NodesHandler", anon: "AnonNodesHandler", path: "nodes/", routes: s.nodesRoutes()})
+	s.handle(resource{name: "NodeHandler", path: "nodes/{system_id}/", routes: s.nodeRoutes()})
+	s.handle(resource{name: "MachinesHandler", anon: "AnonMachinesHandler", path: "machines/", routes: s.machinesRoutes()})
+	s.handle(resource{name: "MachineHandler", path: "machines/{system_id}/", routes: s.machineRoutes()})
+	s.handle(resource{name: "ZonesHandler", path: "zones/", routes: s.zonesRoutes()})
+	s.handle(resource{name: "ZoneHandler", path: "zones/{name}/", routes: s.zoneRoutes()})
 	// MAAS serves pools at resourcepools/ and resourcepool/<id>/; older
 	// clients (gomaasapi) ask for pools/.
-	s.handle("resourcepools/", s.poolsRoutes()...)
-	s.handle("pools/", s.poolsRoutes()...)
-	s.handle("resourcepool/{id}/", s.poolRoutes()...)
-	s.handle("pools/{id}/", s.poolRoutes()...)
-	s.handle("tags/", s.tagsRoutes()...)
-	s.handle("tags/{id}/", s.tagRoutes()...)
-	s.handle("events/", s.eventsRoutes()...)
-	s.handle("rack/", s.rackRoutes()...)
-	s.handle("discoveries/", s.discoveriesRoutes()...)
-	s.handle("subnets/", s.subnetsRoutes()...)
-	s.handle("subnets/{id}/", s.subnetRoutes()...)
-	s.handle("ipranges/", s.ipRangesRoutes()...)
-	s.handle("ipranges/{id}/", s.ipRangeRoutes()...)
-	s.handle("boot-resources/", s.bootResourcesRoutes()...)
-	s.handle("boot-resources/{id}/", s.bootResourceRoutes()...)
+	s.handle(resource{name: "ResourcePoolsHandler", path: "resourcepools/", aliases: []string{"pools/"}, routes: s.poolsRoutes()})
+	s.handle(resource{name: "ResourcePoolHandler", path: "resourcepool/{id}/", aliases: []string{"pools/{id}/"}, routes: s.poolRoutes()})
+	s.handle(resource{name: "TagsHandler", path: "tags/", routes: s.tagsRoutes()})
+	s.handle(resource{name: "TagHandler", path: "tags/{name}/", routes: s.tagRoutes()})
+	s.handle(resource{name: "EventsHandler", path: "events/", routes: s.eventsRoutes()})
+	// Anvil's own: the racks' boot stream and what they saw of boots
+	// (MAAS's racks speak RPC instead), and the discovered NICs.
+	s.handle(resource{name: "AnvilRackHandler", path: "rack/", routes: s.rackRoutes()})
+	s.handle(resource{name: "AnvilDiscoveriesHandler", path: "discoveries/", routes: s.discoveriesRoutes()})
+	s.handle(resource{name: "SubnetsHandler", path: "subnets/", routes: s.subnetsRoutes()})
+	s.handle(resource{name: "SubnetHandler", path: "subnets/{id}/", routes: s.subnetRoutes()})
+	s.handle(resource{name: "IPRangesHandler", path: "ipranges/", routes: s.ipRangesRoutes()})
+	s.handle(resource{name: "IPRangeHandler", path: "ipranges/{id}/", routes: s.ipRangeRoutes()})
+	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
+	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
 	s.bootResourceStreams()
+	s.mux.HandleFunc("GET "+Prefix+"describe/{$}", s.describe)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		writeText(w, http.StatusNotFound, "Unknown API endpoint: "+r.URL.Path)
+		writeText(w, http.StatusNotFound, "Unknown API endpoint: "+r.URL.Path+".")
 	})
+	s.describeHash = s.descriptionHash()
 }

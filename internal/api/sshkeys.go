@@ -83,7 +83,7 @@ func (s *Server) sshKeyRoutes() []route {
 			if err := s.store.DeleteSSHKey(r.Context(), r.who.user.Name, k.ID); err != nil {
 				return err
 			}
-			w.WriteHeader(http.StatusNoContent)
+			writeNoContent(w)
 			return nil
 		}),
 	}

@@ -119,7 +119,7 @@ func (s *Server) subnetRoutes() []route {
 				return err
 			}
 			s.svc.Hub.Notify()
-			w.WriteHeader(http.StatusNoContent)
+			writeNoContent(w)
 			return nil
 		}),
 	}
@@ -268,7 +268,7 @@ func (s *Server) ipRangeRoutes() []route {
 				return err
 			}
 			s.svc.Hub.Notify()
-			w.WriteHeader(http.StatusNoContent)
+			writeNoContent(w)
 			return nil
 		}),
 	}

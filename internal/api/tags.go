@@ -83,7 +83,7 @@ func (s *Server) tagRoutes() []route {
 			if err := s.store.DeleteTag(r.Context(), r.id); err != nil {
 				return err
 			}
-			w.WriteHeader(http.StatusNoContent)
+			writeNoContent(w)
 			return nil
 		}),
 		get("machines", authenticated, func(w http.ResponseWriter, r *request) error {

@@ -293,6 +293,9 @@ type Store interface {
 	EnsureUser(ctx context.Context, name string, admin bool) (User, error)
 	GetUser(ctx context.Context, name string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
+	// DeleteUser removes a user and its tokens, sessions and SSH keys;
+	// one who owns machines, or the last administrator, is ErrInUse.
+	DeleteUser(ctx context.Context, name string) error
 	CreateToken(ctx context.Context, username string) (Token, error)
 	// LookupToken finds a token by its consumer and token keys.
 	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)

@@ -127,3 +127,40 @@ func (s *Store) LookupToken(ctx context.Context, consumerKey, tokenKey string) (
 	t.Secret, t.Username = string(secret), u.Name
 	return t, u, nil
 }
+
+// DeleteUser removes a user with its tokens, sessions and SSH keys. A
+// user who still owns machines, and the last administrator, cannot be
+// deleted (errors wrapping store.ErrInUse, worded as MAAS words them).
+// The administrators' rows are locked first, so that two administrators
+// deleting each other at once cannot leave none.
+func (s *Store) DeleteUser(ctx context.Context, name string) error {
+	return s.inTx(ctx, func(q conn) error {
+		var admins []string
+		err := eachRow(ctx, q, `SELECT name FROM users WHERE admin = ?`+s.d.ForUpdateRow, []any{true}, func(r *sql.Rows) error {
+			var n string
+			admins = append(admins, n)
+			return r.Scan(&admins[len(admins)-1])
+		})
+		if err != nil {
+			return fmt.Errorf("delete user %q: %w", name, err)
+		}
+		u, err := getUser(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		var owned int
+		if err := q.queryRow(ctx, `SELECT COUNT(*) FROM machines WHERE owner = ?`, name).Scan(&owned); err != nil {
+			return fmt.Errorf("delete user %q: %w", name, err)
+		}
+		if owned > 0 {
+			return fmt.Errorf("User %s cannot be deleted: %d node(s) are still allocated: %w", name, owned, store.ErrInUse)
+		}
+		if u.Admin && len(admins) <= 1 {
+			return fmt.Errorf("User %s cannot be deleted: it is the last administrator: %w", name, store.ErrInUse)
+		}
+		if _, err := q.exec(ctx, `DELETE FROM users WHERE id = ?`, u.ID); err != nil {
+			return fmt.Errorf("delete user %q: %w", name, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,265 @@
+package api
+
+import "strings"
+
+// docs are the descriptions describe/ serves: one per resource (keyed by
+// its handler name) and one per action ("Handler action"). The first
+// paragraph is the one-line help the maas CLI lists; ":param" lines are
+// what it prints for --help, and an action without them takes no
+// key=value arguments there. A test fails when a route has no doc here
+// or a doc has no route.
+var docs = map[string]string{
+	"VersionHandler":      "What this server is and what it can do.",
+	"VersionHandler read": doc("Read the API version and capabilities.", "Needs no credentials. version is the MAAS API level Anvil speaks, subversion names Anvil's own version, and capabilities lists what clients may rely on."),
+
+	"MaasHandler":            "Server-wide settings.",
+	"MaasHandler get_config": doc("Read a setting.", "", req("name", "string", "The setting: power_poll_interval (seconds between two power readings of one machine).")),
+	"MaasHandler set_config": doc("Change a setting (administrators).", "An unknown name is refused rather than ignored.",
+		req("name", "string", "The setting: power_poll_interval."),
+		req("value", "string", "The new value: seconds, or a duration such as 5m.")),
+
+	"UsersHandler":        "The accounts that may use the API.",
+	"UsersHandler read":   doc("List every user (administrators)."),
+	"UsersHandler whoami": doc("Read the user whose key signs the request."),
+	"UsersHandler create": doc("Create a user (administrators).", "The user has no password and no API key yet: give them with anvil passwd and anvil apikey.",
+		req("username", "string", "Letters, digits and @.+-_; at most 150."),
+		opt("is_superuser", "boolean", "true makes the user an administrator.")),
+
+	"UserHandler":      "One user account.",
+	"UserHandler read": doc("Read a user.", "Administrators read anyone; other users only themselves (anyone else is not found)."),
+	"UserHandler delete": doc("Delete a user (administrators).", "An administrator cannot delete themselves, and the last administrator stays. A user who still owns machines is refused unless transfer_resources_to names who gets them. The user's API keys, sessions and SSH keys go with it.",
+		opt("transfer_resources_to", "string", "A user who becomes the owner of the deleted user's machines.")),
+
+	"SSHKeysHandler":        "The SSH public keys of the calling user, installed on the machines they deploy.",
+	"SSHKeysHandler read":   doc("List the calling user's SSH keys."),
+	"SSHKeysHandler create": doc("Add an SSH public key.", "", req("key", "string", "A public key in OpenSSH's one-line format.")),
+
+	"SSHKeyHandler":        "One of the calling user's SSH keys.",
+	"SSHKeyHandler read":   doc("Read an SSH key."),
+	"SSHKeyHandler delete": doc("Delete an SSH key."),
+
+	"NodesHandler":               "Every node, whatever its type. Anvil's nodes are machines.",
+	"NodesHandler read":          doc("List the nodes the caller may see.", with("Takes the filters of machines read.", machineFilters)...),
+	"NodesHandler is_registered": doc("Say whether a MAC address belongs to a node.", "Needs no credentials.", req("mac_address", "string", "The MAC address.")),
+
+	"NodeHandler":                  "One node, whatever its type.",
+	"NodeHandler read":             doc("Read a node."),
+	"NodeHandler delete":           doc("Delete a node (administrators)."),
+	"NodeHandler details":          doc("Read what commissioning found on the node.", "The inventory as MAAS's details: lshw, lldp and Anvil's own report."),
+	"NodeHandler power_parameters": doc("Read the node's power parameters, secrets included (administrators)."),
+
+	"MachinesHandler":      "Machines: physical servers Anvil enlists, commissions, deploys and powers.",
+	"MachinesHandler read": doc("List the machines the caller may see.", with("Administrators see every machine, others free machines and their own. A machine must match every filter given; a filter given several times (or as a comma-separated list) matches any of its values.", machineFilters)...),
+	"MachinesHandler create": doc("Add a machine (administrators).", "By its MAC addresses, or by its BMC alone (power_type and power_parameters without a MAC): Anvil then powers it on to learn its MACs and commissions it.",
+		opt("mac_addresses", "string", "One or more MAC addresses of its network cards (repeat the parameter)."),
+		opt("hostname", "string", "The host name; generated when not given."),
+		opt("architecture", "string", "Such as amd64/generic."),
+		opt("description", "string", "Free text."),
+		opt("domain", "string", "The DNS domain."),
+		opt("zone", "string", "The zone's name."),
+		opt("pool", "string", "The resource pool's name."),
+		opt("power_type", "string", "ipmi, redfish, webhook or manual."),
+		opt("power_parameters", "string", "A JSON object of MAAS's power parameter names, or give each as power_parameters_NAME."),
+		opt("commission", "boolean", "Commission the machine at once.")),
+	"MachinesHandler is_registered": doc("Say whether a MAC address belongs to a machine.", "Needs no credentials.", req("mac_address", "string", "The MAC address.")),
+	"MachinesHandler allocate": doc("Allocate a Ready machine to the caller.", "The machine found is the caller's until it is released.",
+		opt("name", "string", "The machine's host name (a domain after it is ignored)."),
+		opt("system_id", "string", "The machine's system ID."),
+		opt("arch", "string", "An architecture such as amd64."),
+		opt("cpu_count", "integer", "At least this many CPUs."),
+		opt("mem", "integer", "At least this much memory, in MiB."),
+		opt("tags", "string", "Tags the machine must have."),
+		opt("not_tags", "string", "Tags the machine must not have."),
+		opt("zone", "string", "The zone it must be in."),
+		opt("not_in_zone", "string", "Zones it must not be in."),
+		opt("pool", "string", "The pool it must be in."),
+		opt("not_in_pool", "string", "Pools it must not be in."),
+		opt("dry_run", "boolean", "Only say which machine would be allocated."),
+		opt("comment", "string", "Recorded on the machine's timeline.")),
+	"MachinesHandler release":          doc("Release several machines.", "", req("machines", "string", "The system IDs (repeat the parameter)."), opt("comment", "string", "Recorded on each machine's timeline.")),
+	"MachinesHandler power_parameters": doc("Read the power parameters of many machines, secrets included (administrators).", "", opt("id", "string", "Only these system IDs (repeat the parameter); all machines when not given.")),
+
+	"MachineHandler":      "One machine.",
+	"MachineHandler read": doc("Read a machine."),
+	"MachineHandler update": doc("Change a machine.", "Owners may change hostname, domain and description of their machines; everything else is for administrators. A change of BMC drops the stored credentials unless they are given again or keep_credentials is true.",
+		opt("hostname", "string", "The host name."),
+		opt("domain", "string", "The DNS domain."),
+		opt("description", "string", "Free text."),
+		opt("architecture", "string", "Such as amd64/generic."),
+		opt("cpu_count", "integer", "The number of CPUs."),
+		opt("memory", "integer", "Memory in MiB."),
+		opt("zone", "string", "The zone's name."),
+		opt("pool", "string", "The resource pool's name."),
+		opt("power_type", "string", "ipmi, redfish, webhook or manual."),
+		opt("power_parameters", "string", "A JSON object, or give each as power_parameters_NAME."),
+		opt("keep_credentials", "boolean", "Keep the stored BMC user and password when the BMC moves."),
+		opt("drift_policy", "string", "enforce or warn: what Anvil does when the machine's power differs from what it expects.")),
+	"MachineHandler delete":            doc("Delete a machine (administrators)."),
+	"MachineHandler query_power_state": doc("Ask the machine's BMC for its power state.", "The query goes through the machine's power queue; a power type that cannot be queried answers unknown."),
+	"MachineHandler power_parameters":  doc("Read the machine's power parameters, secrets included (administrators)."),
+	"MachineHandler details":           doc("Read what commissioning found on the machine.", "The inventory as MAAS's details: lshw, lldp and Anvil's own report."),
+	"MachineHandler power_queue":       doc("Read the machine's power queue: the command running and those waiting."),
+	"MachineHandler commission":        doc("Commission the machine: boot it into the ephemeral environment and take its inventory.", "", comment),
+	"MachineHandler abort":             doc("Abort the machine's current operation.", "", comment),
+	"MachineHandler deploy": doc("Deploy an image to the machine the caller allocated.", "",
+		opt("osystem", "string", "The operating system; custom for uploaded images."),
+		opt("distro_series", "string", "The image's name, such as the NAME of custom/NAME."),
+		opt("user_data", "string", "Base64-encoded cloud-init user data."),
+		opt("hostname", "string", "A new host name for the machine."),
+		comment),
+	"MachineHandler release": doc("Release the machine, erasing its disks first when asked.", "",
+		opt("erase", "boolean", "Erase the disks before the machine is Ready again."),
+		opt("quick_erase", "boolean", "With erase: wipe only the first and last 2 MiB of each disk."),
+		opt("secure_erase", "boolean", "With erase: use the disks' own secure erase."),
+		comment),
+	"MachineHandler mark_broken":      doc("Mark the machine broken.", "", opt("error_description", "string", "Why; recorded on the timeline."), comment),
+	"MachineHandler mark_fixed":       doc("Mark a broken machine fixed.", "", comment),
+	"MachineHandler rescue_mode":      doc("Boot the machine into the ephemeral environment for rescue.", "", comment),
+	"MachineHandler exit_rescue_mode": doc("Leave rescue mode.", "", comment),
+	"MachineHandler test":             doc("Test the machine's hardware in the ephemeral environment.", "", comment),
+	"MachineHandler power_on":         doc("Power the machine on through its BMC.", "A running machine is never cycled.", comment),
+	"MachineHandler power_off":        doc("Power the machine off through its BMC.", "", comment),
+
+	"ZonesHandler":        "Physical zones: where machines are (a rack, a room).",
+	"ZonesHandler read":   doc("List the zones."),
+	"ZonesHandler create": doc("Create a zone (administrators).", "", req("name", "string", "Letters, digits and @.+-_."), opt("description", "string", "Free text.")),
+	"ZoneHandler":         "One zone.",
+	"ZoneHandler read":    doc("Read a zone."),
+	"ZoneHandler update":  doc("Change a zone (administrators).", "", opt("name", "string", "A new name."), opt("description", "string", "Free text.")),
+	"ZoneHandler delete":  doc("Delete a zone that holds no machines (administrators)."),
+
+	"ResourcePoolsHandler":        "Resource pools: groups of machines allocated together.",
+	"ResourcePoolsHandler read":   doc("List the resource pools."),
+	"ResourcePoolsHandler create": doc("Create a resource pool (administrators).", "", req("name", "string", "Letters, digits and @.+-_."), opt("description", "string", "Free text."), driftPolicy),
+	"ResourcePoolHandler":         "One resource pool, by its id or name.",
+	"ResourcePoolHandler read":    doc("Read a resource pool."),
+	"ResourcePoolHandler update":  doc("Change a resource pool (administrators).", "", opt("name", "string", "A new name."), opt("description", "string", "Free text."), driftPolicy),
+	"ResourcePoolHandler delete":  doc("Delete a resource pool that holds no machines (administrators)."),
+
+	"TagsHandler":      "Tags: names machines carry, to select them by.",
+	"TagsHandler read": doc("List the tags."),
+	"TagsHandler create": doc("Create a tag (administrators).", "Tags are manual: add machines with update_nodes.",
+		req("name", "string", "The tag's name."),
+		opt("comment", "string", "Free text."),
+		opt("kernel_opts", "string", "Kernel options for machines with the tag."),
+		opt("definition", "string", "Refused: tags defined over hardware details are not supported yet.")),
+	"TagHandler":          "One tag.",
+	"TagHandler read":     doc("Read a tag."),
+	"TagHandler update":   doc("Change a tag (administrators).", "", opt("name", "string", "A new name."), opt("comment", "string", "Free text."), opt("kernel_opts", "string", "Kernel options.")),
+	"TagHandler delete":   doc("Delete a tag (administrators)."),
+	"TagHandler machines": doc("List the machines with the tag that the caller may see."),
+	"TagHandler update_nodes": doc("Add machines to the tag and remove others (administrators).", "",
+		opt("add", "string", "System IDs to tag (repeat the parameter)."),
+		opt("remove", "string", "System IDs to untag (repeat the parameter).")),
+
+	"EventsHandler": "Events: what happened to machines, newest first.",
+	"EventsHandler query": doc("Read events.", "Administrators read every event, others those of their machines. prev_uri and next_uri page through older and newer events.",
+		opt("hostname", "string", "Only these machines (repeat the parameter)."),
+		opt("id", "string", "Only these system IDs."),
+		opt("zone", "string", "Only machines in these zones."),
+		opt("level", "string", "The lowest level: DEBUG, INFO, WARNING, ERROR, CRITICAL or AUDIT."),
+		opt("limit", "integer", "At most this many (1000 at most)."),
+		opt("before", "integer", "Only events older than this event id."),
+		opt("after", "integer", "Only events newer than this event id.")),
+	"EventsHandler watch": doc("Follow events as they happen (a Server-Sent Events stream).", "Resumable with the Last-Event-ID header. Takes the filters of query.",
+		opt("hostname", "string", "Only these machines."),
+		opt("level", "string", "The lowest level."),
+		opt("after", "integer", "Start after this event id instead of now.")),
+
+	"AnvilRackHandler":             "Anvil's racks: what they need to answer boots, and what they saw of them (administrators; a rack's own key).",
+	"AnvilRackHandler boot_stream": doc("Follow the boot data racks cache (a stream of machines, MACs and DHCP subnets)."),
+	"AnvilRackHandler boot_events": doc("Record what a rack saw of boots.", "", req("events", "string", "A JSON array of boot events.")),
+
+	"AnvilDiscoveriesHandler":      "Network cards that asked the rack for an address or a boot and belong to no machine.",
+	"AnvilDiscoveriesHandler read": doc("List the discovered network cards."),
+
+	"SubnetsHandler":        "Subnets Anvil knows, and where it serves DHCP.",
+	"SubnetsHandler read":   doc("List the subnets."),
+	"SubnetsHandler create": doc("Create a subnet (administrators).", with("", append([]string{req("cidr", "string", "An IPv4 network such as 192.0.2.0/24.")}, subnetFields...))...),
+	"SubnetHandler":         "One subnet, by its id.",
+	"SubnetHandler read":    doc("Read a subnet."),
+	"SubnetHandler update":  doc("Change a subnet (administrators).", with("", append([]string{opt("cidr", "string", "The network.")}, subnetFields...))...),
+	"SubnetHandler delete":  doc("Delete a subnet (administrators)."),
+
+	"IPRangesHandler":      "Address ranges within subnets: dynamic ones Anvil's DHCP leases from, and reserved ones it leaves alone.",
+	"IPRangesHandler read": doc("List the ranges."),
+	"IPRangesHandler create": doc("Create a range (administrators).", "",
+		req("type", "string", "dynamic or reserved."),
+		req("start_ip", "string", "The first address."),
+		req("end_ip", "string", "The last address."),
+		opt("subnet", "string", "The subnet's id or CIDR; found from the addresses when not given."),
+		opt("comment", "string", "Free text.")),
+	"IPRangeHandler":        "One address range, by its id.",
+	"IPRangeHandler delete": doc("Delete a range (administrators)."),
+
+	"BootResourcesHandler":      "Boot resources: the images machines are deployed with.",
+	"BootResourcesHandler read": doc("List the boot resources.", "", opt("type", "string", "all, uploaded or synced (Anvil has no synced images).")),
+	"BootResourcesHandler create": doc("Upload an image (administrators).", "Either with its bytes in content, or declaring sha256 and size and then sending the bytes in chunks with PUT to the file's upload_uri. An image is served only once its size and checksum match.",
+		req("name", "string", "custom/NAME."),
+		opt("architecture", "string", "Such as amd64/generic."),
+		opt("filetype", "string", "tgz, tbz, txz, ddraw, ddgz, ddxz and the other names MAAS takes."),
+		opt("title", "string", "A title to show."),
+		opt("base_image", "string", "The operating system the image is based on, such as ubuntu/noble."),
+		opt("sha256", "string", "The image's SHA-256, when content is sent later."),
+		opt("size", "integer", "The image's size in bytes, when content is sent later."),
+		opt("content", "file", "The image's bytes.")),
+	"BootResourcesHandler is_importing": doc("Say whether images are being imported (never: Anvil imports nothing)."),
+	"BootResourceHandler":               "One boot resource, by its id.",
+	"BootResourceHandler read":          doc("Read a boot resource with its files."),
+	"BootResourceHandler delete":        doc("Delete a boot resource and the image bytes nothing else uses (administrators)."),
+}
+
+// machineFilters are the filters of machines read and nodes read.
+var machineFilters = []string{
+	opt("hostname", "string", "Only these host names."),
+	opt("id", "string", "Only these system IDs."),
+	opt("mac_address", "string", "Only machines with these MAC addresses."),
+	opt("status", "string", "Only these statuses, such as ready or deployed."),
+	opt("arch", "string", "Only this architecture."),
+	opt("zone", "string", "Only these zones."),
+	opt("pool", "string", "Only these pools."),
+	opt("owner", "string", "Only machines these users own."),
+	opt("tags", "string", "Only machines with all these tags."),
+	opt("not_tags", "string", "Only machines without these tags."),
+	opt("limit", "integer", "At most this many."),
+}
+
+var subnetFields = []string{
+	opt("name", "string", "A name; the CIDR when not given."),
+	opt("gateway_ip", "string", "The gateway, an address in the subnet."),
+	opt("dns_servers", "string", "DNS servers handed out by DHCP (comma-separated)."),
+	opt("domain", "string", "The domain handed out by DHCP."),
+	opt("dhcp_on", "boolean", "Serve DHCP on this subnet."),
+	opt("lease_seconds", "integer", "The DHCP lease time (at least 60)."),
+}
+
+var (
+	comment     = opt("comment", "string", "Recorded on the machine's timeline.")
+	driftPolicy = opt("drift_policy", "string", "enforce or warn: the default for the pool's machines.")
+)
+
+// doc puts a title, a body and parameter docs together as MAAS's CLI
+// reads them: paragraphs apart, ":param" and ":type" lines last.
+func doc(title string, rest ...string) string {
+	var b strings.Builder
+	b.WriteString(title)
+	for i, part := range rest {
+		if part == "" {
+			continue
+		}
+		if i == 0 || !strings.HasPrefix(part, ":param") || !strings.HasPrefix(rest[i-1], ":param") {
+			b.WriteString("\n")
+		}
+		b.WriteString("\n" + strings.TrimSuffix(part, "\n"))
+	}
+	return b.String()
+}
+
+func with(body string, params []string) []string { return append([]string{body}, params...) }
+
+func param(name, typ, required, text string) string {
+	return ":param " + name + ": " + required + " " + text + "\n:type " + name + ": " + typ
+}
+
+func req(name, typ, text string) string { return param(name, typ, "Required.", text) }
+func opt(name, typ, text string) string { return param(name, typ, "Optional.", text) }
