@@ -61,6 +61,8 @@ var docs = map[string]string{
 		opt("power_type", "string", "ipmi, redfish, webhook or manual."),
 		opt("power_parameters", "string", "A JSON object of MAAS's power parameter names, or give each as power_parameters_NAME."),
 		opt("commission", "boolean", "Commission the machine at once.")),
+	"MachinesHandler accept": doc("Accept the held boot of machines added by their BMC alone (administrators).", "A boot Anvil could not corroborate (no power-on it asked for, no boot the rack saw, or an SMBIOS UUID that is not the BMC's system GUID) is held; accepting makes its MACs and UUID the machine's and reboots a machine in a netbooting phase into its own boot.",
+		req("machines", "string", "The system ID of a machine whose boot is held (repeat the parameter).")),
 	"MachinesHandler is_registered": doc("Say whether a MAC address belongs to a machine.", "Needs no credentials.", req("mac_address", "string", "The MAC address.")),
 	"MachinesHandler allocate": doc("Allocate a Ready machine to the caller.", "The machine found is the caller's until it is released.",
 		opt("name", "string", "The machine's host name (a domain after it is ignored)."),
