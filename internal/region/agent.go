@@ -240,13 +240,15 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 		}
 	}
 	var out machine.HelloOutcome
-	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+	// A reboot the answer implies is queued in the transaction that
+	// records the wrong boot, so a crash cannot count one without the other.
+	m, reboot, err := s.updatePower(ctx, systemID, nil, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		// Identify again inside the transaction: the machine may have
 		// changed since the candidates were read.
 		id := machine.Identify(machine.Candidates{ByMAC: []machine.Machine{*m}}, helloOf(req.Identity, req.Purpose, s))
 		awaited := len(m.Interfaces) == 0
 		if !awaited && id.Machine == nil && !(req.BMC != nil && machine.BMCHost(m.BMCIdentity) == req.BMC.Address) {
-			return nil, fmt.Errorf("machine %s changed during the known-machine check: %w", systemID, store.ErrConflict)
+			return nil, powerAsk{}, fmt.Errorf("machine %s changed during the known-machine check: %w", systemID, store.ErrConflict)
 		}
 		h := hello()
 		// The secret is bound to the address the rack served the boot
@@ -271,7 +273,11 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 			// One use: the secret the boot carried is spent.
 			m.EnrolSecret = newSecret()
 		}
-		return append(evs, out.Events...), nil
+		var ask powerAsk
+		if out.Answer == machine.AnswerReboot && out.Power == machine.PowerRestart && s.canReboot(*m) {
+			ask = powerAsk{Action: machine.PowerRestart, Reason: "wrong boot: reboot into " + string(machine.PurposeOf(m.Status))}
+		}
+		return append(evs, out.Events...), ask, nil
 	})
 	if err != nil {
 		return agentapi.HelloResponse{}, err
@@ -294,13 +300,7 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 		}
 		resp.Phase, resp.Token, resp.Erase = out.Phase, tok.APIKey(), string(m.EraseMode)
 	case machine.AnswerReboot:
-		if out.Power == machine.PowerRestart && s.canReboot(m) {
-			if _, _, err := s.Power.Submit(ctx, m, machine.PowerRestart, "", "wrong boot: reboot into "+string(machine.PurposeOf(m.Status))); err == nil {
-				resp.WaitForBMC = true
-			} else {
-				s.record(ctx, m, machine.LevelError, "Power failed", fmt.Sprintf("could not queue the reboot: %v", err))
-			}
-		}
+		resp.WaitForBMC = reboot != nil
 	case machine.AnswerPowerOff:
 		if m.Status.Failed() {
 			s.Store.DeleteMachineTokens(ctx, m.SystemID)
