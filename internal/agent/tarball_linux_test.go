@@ -234,7 +234,7 @@ func TestDeployTarballBoots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "tcg", "-m", "256", "-nographic",
-		"-serial", "file:"+log, "-monitor", "none", "-drive", "file="+disk+",format=raw,if=virtio", "-net", "none")
+		"-serial", "file:"+log, "-monitor", "none", "-drive", "file="+disk+",format=raw,if=virtio", "-device", "virtio-rng-pci", "-net", "none")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
