@@ -16,6 +16,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot/httpboot"
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
 	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/dhcp"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/ndp"
@@ -23,9 +24,13 @@ import (
 
 // Config is what a rack needs.
 type Config struct {
-	DataDir   string // holds boot/ (loaders, kernels, images) and the cache
-	RegionURL string // http://region:5240/MAAS/
-	APIKey    string
+	DataDir string // holds boot/ (loaders, kernels, images) and the cache
+	// HeldDataDir says the caller holds DataDir already (the rack inside
+	// anvil serve); otherwise Start holds it and refuses one another
+	// process holds.
+	HeldDataDir bool
+	RegionURL   string // http://region:5240/MAAS/
+	APIKey      string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
 	RegionCA string
@@ -74,6 +79,7 @@ type Rack struct {
 	HTTP     net.Addr
 	DHCP     *dhcp.Server // nil unless DHCP is served
 	leases   dhcp.LeaseStore
+	lock     *datalock.Lock
 	stop     []func()
 	loops    sync.WaitGroup
 }
@@ -84,6 +90,22 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	var lock *datalock.Lock
+	if !cfg.HeldDataDir {
+		var err error
+		if lock, err = datalock.Acquire(cfg.DataDir, "anvil rack"); err != nil {
+			return nil, err
+		}
+	}
+	r, err := start(ctx, cfg, lock)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	return r, nil
+}
+
+func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) {
 	bootDir := filepath.Join(cfg.DataDir, "boot")
 	if err := os.MkdirAll(bootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("rack data: %w", err)
@@ -95,7 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000)}
+	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock}
 	if err := r.Cache.Load(); err != nil {
 		cfg.Log.Warn("boot cache unreadable; starting empty", "err", err)
 	}
@@ -246,5 +268,9 @@ func (r *Rack) Close() error {
 	}
 	r.stop = nil
 	r.loops.Wait()
-	return r.Cache.Save()
+	err := r.Cache.Save()
+	if lerr := r.lock.Release(); err == nil {
+		err = lerr
+	}
+	return err
 }

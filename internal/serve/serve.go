@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anvilmetal/anvil/internal/api"
+	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -119,16 +120,34 @@ type Server struct {
 	lns     []net.Listener
 	cancel  context.CancelFunc
 	dataDir string
+	lock    *datalock.Lock
 	loops   sync.WaitGroup
 	done    chan error
 }
 
-// Start opens the store, starts the API and the background loops, and
-// returns once the listener is bound.
+// Start holds the data directory, opens the store, starts the API and the
+// background loops, and returns once the listener is bound. A data
+// directory another process holds is refused (datalock.HeldError); the
+// database behind --db may be shared, each region having its own
+// directory.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	lock, err := datalock.Acquire(cfg.DataDir, "anvil serve")
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, cfg)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MonitorInterval == 0 {
 		cfg.MonitorInterval = 30 * time.Second
 	}
@@ -226,7 +245,8 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	}
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
-		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
+		HeldDataDir: true, // by this process, in Start
+		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
 		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
 		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
 	})
@@ -308,6 +328,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if cerr := s.Store.Close(); err == nil {
 		err = cerr
+	}
+	if lerr := s.lock.Release(); err == nil {
+		err = lerr
 	}
 	return err
 }
