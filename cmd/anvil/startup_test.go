@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -11,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/testutil/netns"
 	"github.com/anvilmetal/anvil/internal/testutil/pgtest"
 )
 
@@ -111,4 +116,74 @@ func TestPostgresRegionsShareDatabase(t *testing.T) {
 	t.Setenv("ANVIL_SECRET_KEY", strings.Repeat("5a", 32))
 	startServe(t, bin, filepath.Join(t.TempDir(), "a"), "--db", db)
 	startServe(t, bin, filepath.Join(t.TempDir(), "b"), "--db", db)
+}
+
+// TestBootURLFromTheDHCPInterface runs `anvil serve` with DHCP on a bridge
+// (192.0.2.1/24) in a namespace of its own. With HTTP boot on every
+// address, the configs machines fetch name the bridge's address for the
+// boot server and the metadata API; a loopback boot listener or API
+// listener there is refused at start-up, naming the flag to set.
+func TestBootURLFromTheDHCPInterface(t *testing.T) {
+	bin := anvilBinary(t)
+	ns := netns.New(t, fmt.Sprintf("anvboot%d", os.Getpid()))
+	ns.Bridge("br0", "192.0.2.1/24")
+	in := func(args ...string) []string { return append([]string{"netns", "exec", ns.Name, bin}, args...) }
+	data := func() string { return filepath.Join(t.TempDir(), "data") }
+
+	msg := refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+		"--boot-http-listen", "127.0.0.1:5248", "--dhcp-interface", "br0")...)
+	if !strings.Contains(msg, "boot URL http://127.0.0.1:5248") || !strings.Contains(msg, "set --boot-http-listen") {
+		t.Errorf("loopback boot listener refused with %q", msg)
+	}
+	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", "127.0.0.1:5240", "--tftp-listen", "",
+		"--boot-http-listen", ":5248", "--dhcp-interface", "br0")...)
+	if !strings.Contains(msg, "metadata URL http://127.0.0.1:5240/MAAS/metadata/") || !strings.Contains(msg, "set --listen") {
+		t.Errorf("loopback API listener refused with %q", msg)
+	}
+	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+		"--boot-http-listen", ":5248", "--boot-http-url", "http://[::]:5248", "--dhcp-interface", "br0")...)
+	if !strings.Contains(msg, "set --boot-http-url") {
+		t.Errorf("unspecified --boot-http-url refused with %q", msg)
+	}
+
+	srv := exec.Command("ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+		"--boot-http-listen", ":5248", "--dhcp-interface", "br0", "--log-level", "error")...)
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	get := func(path string) string {
+		var body string
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := ns.Do(func() error {
+				c, err := net.DialTimeout("tcp", "192.0.2.1:5248", time.Second)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				if _, err := fmt.Fprintf(c, "GET %s HTTP/1.0\r\n\r\n", path); err != nil {
+					return err
+				}
+				b, err := io.ReadAll(c)
+				body = string(b)
+				return err
+			})
+			if err == nil && strings.HasPrefix(body, "HTTP/1.0 200") {
+				return body
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET %s: %v %q", path, err, body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if b := get("/ipxe.cfg"); !strings.Contains(b, "chain --autofree http://192.0.2.1:5248/ipxe.cfg-${mac}") {
+		t.Errorf("ipxe.cfg does not chain to the bridge's address:\n%s", b)
+	}
+	if b := get("/ipxe.cfg-default-amd64"); !strings.Contains(b, "anvil.url=http://192.0.2.1:5240/MAAS/metadata/") ||
+		!strings.Contains(b, "http://192.0.2.1:5248/ephemeral/vmlinuz") {
+		t.Errorf("the enlistment config does not name the bridge's address:\n%s", b)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -40,12 +41,15 @@ type Config struct {
 	// (zero fields take httpserve.Defaults).
 	HTTPLimits httpserve.Limits
 	// HTTPBase is the boot HTTP server as machines reach it; by default
-	// http://<HTTPAddr>, which is right when HTTPAddr names an address.
+	// http://<HTTPAddr> when HTTPAddr names an address, else this rack's
+	// address on DHCPInterface (see bootURL).
 	HTTPBase string
 	// MetadataURL is the region's metadata API as machines reach it; by
-	// default derived from RegionURL.
-	MetadataURL string
-	Log         *slog.Logger
+	// default the boot URL's host on MetadataPort when that is set (a
+	// rack in the region's process), else derived from RegionURL.
+	MetadataURL  string
+	MetadataPort string
+	Log          *slog.Logger
 	// TFTPConn and HTTPListener, when set, are used instead of listening
 	// on TFTPAddr and HTTPAddr (tests open them inside a network
 	// namespace).
@@ -117,6 +121,24 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	if err != nil {
 		return nil, err
 	}
+	// The HTTP boot listener is bound first: the boot URL is derived
+	// from it, and a URL no machine could reach stops the start here.
+	ln := cfg.HTTPListener
+	if ln == nil && cfg.HTTPAddr != "" {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("boot http: %w", err)
+		}
+	}
+	if cfg.HTTPBase, err = resolveBootURL(cfg, ln); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	if cfg.MetadataURL == "" && cfg.MetadataPort != "" && cfg.HTTPBase != "" {
+		u, _ := url.Parse(cfg.HTTPBase)
+		cfg.MetadataURL = "http://" + net.JoinHostPort(u.Hostname(), cfg.MetadataPort) + "/MAAS/metadata/"
+	}
 	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock}
 	if err := r.Cache.Load(); err != nil {
 		cfg.Log.Warn("boot cache unreadable; starting empty", "err", err)
@@ -171,24 +193,40 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
-	if cfg.HTTPAddr != "" || cfg.HTTPListener != nil {
-		ln := cfg.HTTPListener
-		if ln == nil {
-			if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-				r.Close()
-				return nil, fmt.Errorf("boot http: %w", err)
-			}
-		}
+	if ln != nil {
 		r.HTTP = ln.Addr()
-		if r.Source.HTTPBase == "" {
-			r.Source.HTTPBase = "http://" + ln.Addr().String()
-		}
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
 		hs.ErrorLog = slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug) // a client's doing, not the rack's
 		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
 	return r, nil
+}
+
+// resolveBootURL derives the boot URL for cfg and the bound listener
+// (nil without HTTP boot); a guess is logged as a warning.
+func resolveBootURL(cfg Config, ln net.Listener) (string, error) {
+	site := bootSite{explicit: cfg.HTTPBase, dhcpIface: cfg.DHCPInterface}
+	if ln != nil {
+		site.bound = ln.Addr()
+	}
+	switch {
+	case cfg.DHCPInterface == "":
+		site.hostAddrs = hostIPv4()
+	case cfg.DHCPServerIP.IsValid():
+		site.dhcpAddr, site.dhcpReal = cfg.DHCPServerIP, !cfg.DHCPServerIP.IsLoopback()
+	default:
+		a, real, err := ifaceIPv4(cfg.DHCPInterface)
+		if err != nil {
+			return "", err
+		}
+		site.dhcpAddr, site.dhcpReal = a, real
+	}
+	u, warn, err := bootURL(site)
+	if warn != "" {
+		cfg.Log.Warn(warn)
+	}
+	return u, err
 }
 
 // startDHCP serves DHCP with leases kept in the rack's data directory (a
@@ -199,7 +237,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
-	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log), leases,
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log), leases,
 		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
@@ -213,7 +251,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 		r.Source.Holder = LeaseHolder(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
-		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
 	})

@@ -6,13 +6,14 @@ package serve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/ui"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -226,7 +227,12 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
 	if cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "" {
-		if err := s.startRack(ctx, cfg); err != nil {
+		var unreachable *rack.UnreachableError
+		if err := s.startRack(ctx, cfg); errors.As(err, &unreachable) {
+			// Machines would be told URLs they cannot reach.
+			_ = s.Close(ctx)
+			return nil, err
+		} else if err != nil {
 			// The API is up; a rack that cannot bind (port 69 without
 			// root) is reported, not fatal.
 			cfg.Log.Error("rack not started", "err", err)
@@ -243,11 +249,15 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	meta, metaPort, err := metadataAt(cfg, s.Addr)
+	if err != nil {
+		return err
+	}
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
 		HeldDataDir: true, // by this process, in Start
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
-		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
+		MetadataURL: meta, MetadataPort: metaPort,
 		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
 	})
 	if err != nil {
@@ -277,16 +287,27 @@ func rackKey(ctx context.Context, st store.Store, dataDir string) (string, error
 	return tok.APIKey(), nil
 }
 
-// metadataURL is the region's metadata API as booting machines reach it:
-// the host they fetch boot files from, on the API's port. Without a boot
-// URL the rack falls back to its own (loopback) view, right only for tests.
-func metadataURL(bootURL string, api net.Addr) string {
-	u, err := url.Parse(bootURL)
-	if bootURL == "" || err != nil || u.Hostname() == "" {
-		return ""
+// metadataAt is where booting machines reach this region's metadata API:
+// at --listen when it names an address, else (URL empty) at the boot URL's
+// host on the API's port. A loopback --listen while DHCP serves a real
+// interface is refused: no machine there could report.
+func metadataAt(cfg Config, api net.Addr) (metaURL, port string, err error) {
+	host, port, _ := net.SplitHostPort(api.String())
+	ip, perr := netip.ParseAddr(host)
+	if perr != nil || ip.IsUnspecified() {
+		return "", port, nil
 	}
-	_, port, _ := net.SplitHostPort(api.String())
-	return "http://" + net.JoinHostPort(u.Hostname(), port) + "/MAAS/metadata/"
+	if ip.IsLoopback() && cfg.DHCPInterface != "" && !loopbackIface(cfg.DHCPInterface) {
+		return "", "", &rack.UnreachableError{What: "metadata URL", URL: "http://" + api.String() + "/MAAS/metadata/",
+			Why:  "a loopback address, while DHCP is served on " + cfg.DHCPInterface + " to other machines",
+			Flag: "--listen to an address there, or :" + port}
+	}
+	return "http://" + api.String() + "/MAAS/metadata/", port, nil
+}
+
+func loopbackIface(name string) bool {
+	ifi, err := net.InterfaceByName(name)
+	return err == nil && ifi.Flags&net.FlagLoopback != 0
 }
 
 // loopback is how the in-process rack reaches the API: over loopback
