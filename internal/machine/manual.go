@@ -1,0 +1,33 @@
+package machine
+
+import "fmt"
+
+// ManualPower is the power type of a machine only a person can power.
+const ManualPower = "manual"
+
+// askPerson ends a step that needs power Anvil cannot apply (power type
+// manual): the status message and a warning on the timeline say what the
+// operator must do now, since nothing else will make the machine boot.
+func (s *stepper) askPerson() {
+	if s.m.PowerType != ManualPower || s.power == PowerNone {
+		return
+	}
+	var what string
+	switch s.power {
+	case PowerUp:
+		what = "power it on now"
+	case PowerRestart:
+		what = "power it on now (reset it if it is on), so that it network-boots"
+	case PowerDown:
+		what = "power it off now"
+	default:
+		what = fmt.Sprintf("power it %s now", s.power)
+	}
+	text := what + ": Anvil cannot power this machine (power type manual)"
+	if s.m.StatusMessage != "" {
+		s.m.StatusMessage += "; " + text
+	} else {
+		s.m.StatusMessage = text
+	}
+	s.record(LevelWarning, "Power needed", text)
+}
