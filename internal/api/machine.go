@@ -175,6 +175,9 @@ func (s *Server) action(a machine.Action) handlerFunc {
 			if err := deployOptions(r, &in); err != nil {
 				return err
 			}
+			if err := s.svc.CheckDeployImage(r.Context(), r.who.actor(), r.id, in); err != nil {
+				return err
+			}
 		case machine.MarkBroken:
 			in.Comment = firstOr(r.form.Get("comment"), r.form.Get("error_description"))
 		}
