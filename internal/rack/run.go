@@ -20,12 +20,17 @@ import (
 	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/dhcp"
 	"github.com/anvilmetal/anvil/internal/httpserve"
+	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/ndp"
 )
 
 // Config is what a rack needs.
 type Config struct {
 	DataDir string // holds boot/ (loaders, kernels, images) and the cache
+	// Images, for a rack in the region's process, is the region's image
+	// store: images are served from it rather than copied into the
+	// rack's cache (DataDir/image-cache, which is then removed).
+	Images *images.Store
 	// HeldDataDir says the caller holds DataDir already (the rack inside
 	// anvil serve); otherwise Start holds it and refuses one another
 	// process holds.
@@ -140,6 +145,15 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		cfg.MetadataURL = "http://" + net.JoinHostPort(u.Hostname(), cfg.MetadataPort) + "/MAAS/metadata/"
 	}
 	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock}
+	if cfg.Images != nil {
+		// Copies an earlier version kept of the region's own images.
+		if n, _ := filepath.Glob(filepath.Join(cfg.DataDir, "image-cache", "*")); len(n) > 0 {
+			cfg.Log.Info("removing the rack's copies of the region's images", "dir", filepath.Join(cfg.DataDir, "image-cache"), "files", len(n))
+		}
+		if err := os.RemoveAll(filepath.Join(cfg.DataDir, "image-cache")); err != nil {
+			cfg.Log.Warn("image copies not removed", "err", err)
+		}
+	}
 	if err := r.Cache.Load(); err != nil {
 		cfg.Log.Warn("boot cache unreadable; starting empty", "err", err)
 	}
@@ -156,7 +170,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	r.Source = &BootSource{
 		Cache: r.Cache, Report: r.Reporter, HTTPBase: cfg.HTTPBase,
 		// images/<sha256> are fetched from the region and cached.
-		Files:       &ImageCache{Next: boot.Dir(bootDir), Dir: filepath.Join(cfg.DataDir, "image-cache"), Region: cl.BaseURL(), Log: cfg.Log},
+		Files:       &ImageCache{Next: boot.Dir(bootDir), Dir: filepath.Join(cfg.DataDir, "image-cache"), Local: cfg.Images, Region: cl.BaseURL(), Log: cfg.Log},
 		MetadataURL: cfg.MetadataURL, Kernel: "ephemeral/vmlinuz", Initrd: "ephemeral/initrd.img",
 		// The last console is /dev/console, where the environment
 		// writes: the serial line, which serial-over-LAN shows.

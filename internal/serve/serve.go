@@ -122,6 +122,7 @@ type Server struct {
 	cancel  context.CancelFunc
 	dataDir string
 	lock    *datalock.Lock
+	images  *images.Store
 	loops   sync.WaitGroup
 	done    chan error
 }
@@ -209,7 +210,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	// Long-lived requests (event streams) end when the server closes:
 	// their contexts derive from bg.
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
+	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, cancel: cancel, dataDir: cfg.DataDir, images: imgs, done: make(chan error, 1)}
 	if err := s.listen(bg, cfg, ln, mux); err != nil {
 		cancel()
 		st.Close()
@@ -256,6 +257,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
 		HeldDataDir: true, // by this process, in Start
+		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
 		MetadataURL: meta, MetadataPort: metaPort,
 		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
