@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // uploadImage uploads a small raw image under name for arch.
@@ -81,8 +82,25 @@ func TestDeployRefusesMissingImage(t *testing.T) {
 		code, body = deploy(e.admin, url.Values{"osystem": {"custom"}, "distro_series": {"arm-only"}})
 		refused(code, body, "custom/arm-only", "custom/debian-12")
 
+		lastDeployed := func(name string) any {
+			t.Helper()
+			var rs []map[string]any
+			e.must(http.StatusOK, http.MethodGet, "boot-resources/", e.user, nil, &rs)
+			for _, r := range rs {
+				if r["name"] == name {
+					return r["last_deployed"]
+				}
+			}
+			t.Fatalf("no boot resource %s in %v", name, rs)
+			return nil
+		}
+		if got := lastDeployed("debian-12"); got != nil {
+			t.Fatalf("last_deployed %v before any deploy", got)
+		}
+
 		// Accepted; the machine's power is manual, and the answer says
 		// what the operator must do now.
+		before := time.Now().Add(-time.Second)
 		code, body = deploy(e.admin, url.Values{"osystem": {"custom"}, "distro_series": {"debian-12"}})
 		var m apiMachine
 		if code != http.StatusOK || json.Unmarshal([]byte(body), &m) != nil {
@@ -90,6 +108,14 @@ func TestDeployRefusesMissingImage(t *testing.T) {
 		}
 		if m.StatusName != "Deploying" || m.PowerType != "manual" || !strings.Contains(m.StatusMsg, "power it on now") {
 			t.Fatalf("deploy answered %s (%s), power %s; want Deploying and \"power it on now\"", m.StatusName, m.StatusMsg, m.PowerType)
+		}
+		if ts, _ := lastDeployed("debian-12").(string); ts == "" {
+			t.Errorf("last_deployed not set after a deploy")
+		} else if at, err := time.Parse(time.RFC3339, ts); err != nil || at.Before(before.Truncate(time.Second)) || at.After(time.Now()) {
+			t.Errorf("last_deployed %q (%v), want about now", ts, err)
+		}
+		if got := lastDeployed("arm-only"); got != nil {
+			t.Errorf("last_deployed %v on an image nobody deployed", got)
 		}
 		if !e.hasEvent(id, "Power needed") {
 			t.Errorf("no \"Power needed\" event on the manual machine's timeline")

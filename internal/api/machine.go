@@ -185,6 +185,9 @@ func (s *Server) action(a machine.Action) handlerFunc {
 		if err != nil {
 			return err
 		}
+		if a == machine.Deploy {
+			s.svc.NoteImageDeployed(r.Context(), m)
+		}
 		if req != nil {
 			w.Header().Set("X-Anvil-Power-Request", req.ID)
 		}

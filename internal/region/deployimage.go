@@ -65,3 +65,16 @@ func hasComplete(r store.BootResource) bool {
 	}
 	return false
 }
+
+// NoteImageDeployed records on the image a deploy of m takes that it was
+// deployed now (MAAS's last_deployed). A failure is only logged: the
+// deploy stands.
+func (s *Service) NoteImageDeployed(ctx context.Context, m machine.Machine) {
+	f, err := s.imageFor(ctx, m)
+	if err == nil {
+		err = s.Store.MarkBootResourceDeployed(ctx, f.ResourceID, s.Now())
+	}
+	if err != nil {
+		s.Log.Warn("last_deployed not recorded on the image", "system_id", m.SystemID, "err", err)
+	}
+}

@@ -421,6 +421,9 @@ type Store interface {
 	// DeleteBootResource removes a resource and its files and returns the
 	// files removed (ErrNotFound for an unknown id).
 	DeleteBootResource(ctx context.Context, id int64) ([]BootResourceFile, error)
+	// MarkBootResourceDeployed sets the resource's LastDeployed to at
+	// (ErrNotFound).
+	MarkBootResourceDeployed(ctx context.Context, id int64, at time.Time) error
 	// BootResourceFilesBySHA256 lists the files, of any resource, with
 	// these bytes: whether an image is still wanted, and by whom.
 	BootResourceFilesBySHA256(ctx context.Context, sha256 string) ([]BootResourceFile, error)
@@ -440,6 +443,9 @@ type BootResource struct {
 	BaseImage    string // "ubuntu/noble": what a custom image is built on
 	Created      time.Time
 	Updated      time.Time
+	// LastDeployed is when a deploy with it was last accepted (zero:
+	// never).
+	LastDeployed time.Time
 	// Files are the resource's sets, newest first; an uploaded set holds
 	// one file.
 	Files []BootResourceFile
