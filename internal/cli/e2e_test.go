@@ -691,9 +691,9 @@ func TestE2EMore(t *testing.T) {
 		}
 		// The server's refusals come through with its reasons.
 		e.fails([]string{"machine", "add", "--hostname", picked.Hostname, "--mac", "52:54:00:e2:e2:02"},
-			"create machine", "hostname "+picked.Hostname+" is already in use by "+picked.SystemID)
+			"create machine", "hostname "+picked.Hostname+" is already in use by "+picked.Hostname+" ("+picked.SystemID+")")
 		e.fails([]string{"machine", "add", "--hostname", "fresh", "--mac", "52:54:00:e2:e2:01"},
-			"52:54:00:e2:e2:01 is already in use by "+picked.SystemID)
+			"52:54:00:e2:e2:01 is already in use by "+picked.Hostname+" ("+picked.SystemID+")")
 		e.fails([]string{"machine", "add", "--hostname", "bad_name!", "--mac", "52:54:00:e2:e2:03"}, "400 Bad Request", "bad_name!")
 		e.fails([]string{"machines", "list", "--status", "bogus"}, "400 Bad Request", "bogus")
 		e.fails([]string{"events", "--level", "bogus"}, "400 Bad Request", "bogus")

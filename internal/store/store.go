@@ -30,10 +30,16 @@ var (
 type ConflictError struct {
 	What   string // "mac_address 52:54:00:12:34:56", "hostname node1"
 	Holder string // system_id or name of the record that holds it
+	// HolderName is the holding machine's hostname, when Holder is its
+	// system_id: people know machines by it.
+	HolderName string
 }
 
 func (e *ConflictError) Error() string {
-	if e.Holder != "" {
+	switch {
+	case e.Holder != "" && e.HolderName != "":
+		return fmt.Sprintf("%s is already in use by %s (%s)", e.What, e.HolderName, e.Holder)
+	case e.Holder != "":
 		return fmt.Sprintf("%s is already in use by %s", e.What, e.Holder)
 	}
 	return e.What + " is already in use"
