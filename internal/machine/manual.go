@@ -1,6 +1,9 @@
 package machine
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // ManualPower is the power type of a machine only a person can power.
 const ManualPower = "manual"
@@ -23,11 +26,17 @@ func (s *stepper) askPerson() {
 	default:
 		what = fmt.Sprintf("power it %s now", s.power)
 	}
-	text := what + ": Anvil cannot power this machine (power type manual)"
-	if s.m.StatusMessage != "" {
-		s.m.StatusMessage += "; " + text
-	} else {
-		s.m.StatusMessage = text
+	text := what + ": " + manualReason
+	// An earlier ask on the message is replaced, not added to.
+	msg := s.m.StatusMessage
+	if i := strings.Index(msg, "power it "); i >= 0 && strings.HasSuffix(msg, manualReason) {
+		msg = strings.TrimSuffix(msg[:i], "; ")
 	}
+	if msg != "" {
+		msg += "; "
+	}
+	s.m.StatusMessage = msg + text
 	s.record(LevelWarning, "Power needed", text)
 }
+
+const manualReason = "Anvil cannot power this machine (power type manual)"

@@ -47,3 +47,19 @@ func TestManualPowerAsksAPerson(t *testing.T) {
 		}
 	}
 }
+
+// Asking again replaces the earlier ask in the status message.
+func TestManualPowerAskedOnce(t *testing.T) {
+	m := fixture(Deployed)
+	m.PowerType = ManualPower
+	for _, a := range []Action{PowerOnAction, PowerOnAction, PowerOffAction} {
+		o, err := Step(m, Input{Action: a, Actor: adminActor, Now: tNow}, DefaultConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		m = o.Machine
+	}
+	if got := m.StatusMessage; strings.Count(got, "power it") != 1 || !strings.HasSuffix(got, "power it off now: Anvil cannot power this machine (power type manual)") {
+		t.Errorf("status message %q; want one ask, the last", got)
+	}
+}
