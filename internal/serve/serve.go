@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,7 +267,20 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.Rack = r
+	if loopbackURL(r.Source.MetadataURL) && r.Source.HTTPBase != "" && !loopbackURL(r.Source.HTTPBase) {
+		cfg.Log.Warn("machines booting from this rack cannot reach the metadata API on a loopback address; set --listen to an address they reach",
+			"metadata_url", r.Source.MetadataURL, "boot_url", r.Source.HTTPBase)
+	}
 	return s.metrics.Register(rack.NewCollector(r))
+}
+
+func loopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(p.Hostname())
+	return err == nil && ip.IsLoopback() || p.Hostname() == "localhost"
 }
 
 // rackKey returns the in-process rack's API key, creating the "rack" user
