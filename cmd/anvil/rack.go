@@ -28,7 +28,7 @@ func rackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("rack ready", "tftp", r.TFTP, "http", r.HTTP, "region", cfg.RegionURL, "cached_machines", r.Cache.Len())
+			cfg.Log.Info("rack ready", "tftp", r.TFTP, "http", r.HTTP, "boot_url", r.Source.HTTPBase, "region", cfg.RegionURL, "cached_machines", r.Cache.Len())
 			<-ctx.Done()
 			return r.Close()
 		},
@@ -40,7 +40,7 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
 	f.StringVar(&cfg.HTTPAddr, "boot-http-listen", ":5248", "HTTP boot address (empty: off)")
-	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248")
+	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: --boot-http-listen's address, or for one on every address this host's address on --dhcp-interface)")
 	f.StringVar(&cfg.MetadataURL, "metadata-url", "", "the region's metadata API as machines reach it (default: from --region)")
 	f.StringVar(&cfg.DHCPInterface, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
 	f.BoolVar(&cfg.DHCPProxy, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")

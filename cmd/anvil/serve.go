@@ -81,6 +81,9 @@ func serveCmd() *cobra.Command {
 				return err
 			}
 			log.Info("Anvil is ready", "api", apiURL(srv.Addr), "database", dbName(sf), "startup", time.Since(t0).Round(time.Millisecond))
+			if srv.Rack != nil && srv.Rack.Source.HTTPBase != "" {
+				log.Info("machines boot from", "boot_url", srv.Rack.Source.HTTPBase, "metadata_url", srv.Rack.Source.MetadataURL)
+			}
 			if srv.TLSAddr != nil {
 				log.Info("HTTPS", "api", "https://"+strings.TrimPrefix(apiURL(srv.TLSAddr), "http://"), "plain", "metadata, image downloads and this host only")
 			}
@@ -104,7 +107,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().DurationVar(&poll, "power-poll-interval", 5*time.Minute, "how often the power monitor queries each machine's BMC (spread evenly over the interval)")
 	c.Flags().StringVar(&tftp, "tftp-listen", ":69", "TFTP address of the rack in this process (empty: no TFTP)")
 	c.Flags().StringVar(&bhttp, "boot-http-listen", ":5248", "HTTP boot address of the rack in this process (empty: no HTTP boot)")
-	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: from --boot-http-listen)")
+	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: --boot-http-listen's address, or for one on every address this host's address on --dhcp-interface); the metadata API is reached at its host on --listen's port")
 	c.Flags().StringVar(&dhcpIf, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
 	c.Flags().BoolVar(&dhcpPx, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
 	c.Flags().DurationVar(&grace, "drift-grace", 2*time.Minute, "after a power action, how long a BMC reading that disagrees with it is not yet power drift")

@@ -22,8 +22,8 @@ import (
 
 // installRootfs partitions t.Disk (MBR, partition 1 active, type 0x83),
 // makes an ext4 filesystem on partition 1, extracts the tar stream r into
-// it and installs extlinux with a configuration booting the newest
-// /boot/vmlinuz-*. It returns the bytes of file content extracted.
+// it, writes /etc/fstab for the root by UUID and installs extlinux with a
+// configuration booting the newest /boot/vmlinuz-*. It returns the bytes of file content extracted.
 func installRootfs(r io.Reader, t rootfsTarget) (int64, error) {
 	if t.Logf == nil {
 		t.Logf = func(string, ...any) {}
@@ -91,6 +91,9 @@ func installRootfs(r io.Reader, t rootfsTarget) (int64, error) {
 		if err := t.Verify(); err != nil {
 			return n, err
 		}
+	}
+	if err := writeFstab(mnt, uuid); err != nil {
+		return n, err
 	}
 	if err := writeExtlinux(mnt, extlinux, uuid, t.Logf); err != nil {
 		return n, err
@@ -351,13 +354,7 @@ func writeExtlinux(root, extlinux, uuid string, logf func(string, ...any)) error
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "SERIAL 0 115200\nDEFAULT linux\nPROMPT 0\nTIMEOUT 0\nLABEL linux\n  KERNEL /boot/%s\n", kernel)
-	if initrd != "" {
-		fmt.Fprintf(&cfg, "  INITRD /boot/%s\n", initrd)
-	}
-	fmt.Fprintf(&cfg, "  APPEND root=UUID=%s ro console=tty0 console=ttyS0,115200\n", uuid)
-	if err := os.WriteFile(filepath.Join(dir, "extlinux.conf"), []byte(cfg.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "extlinux.conf"), []byte(extlinuxConfig(kernel, initrd, uuid)), 0o644); err != nil {
 		return err
 	}
 	if out, err := exec.Command(extlinux, "--install", dir).CombinedOutput(); err != nil {

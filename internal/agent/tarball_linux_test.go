@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -234,7 +235,7 @@ func TestDeployTarballBoots(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", "-accel", "tcg", "-m", "256", "-nographic",
-		"-serial", "file:"+log, "-monitor", "none", "-drive", "file="+disk+",format=raw,if=virtio", "-net", "none")
+		"-serial", "file:"+log, "-monitor", "none", "-drive", "file="+disk+",format=raw,if=virtio", "-device", "virtio-rng-pci", "-net", "none")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -338,6 +339,13 @@ func checkRootfs(t *testing.T, disk string) {
 	cfg, err := os.ReadFile(filepath.Join(mnt, "boot/extlinux/extlinux.conf"))
 	if err != nil || !strings.Contains(string(cfg), "KERNEL /boot/vmlinuz-"+diskimage.RootfsKernelVersion) || !strings.Contains(string(cfg), "root=UUID=") {
 		t.Errorf("extlinux.conf %q %v", cfg, err)
+	}
+	// The root the kernel mounts ro is remounted read-write by fstab: the
+	// same filesystem UUID in both.
+	uuid := regexp.MustCompile(`root=UUID=([0-9a-f-]+) ro `).FindSubmatch(cfg)
+	fstab, err := os.ReadFile(filepath.Join(mnt, "etc/fstab"))
+	if uuid == nil || err != nil || !strings.Contains(string(fstab), "\n"+rootFstabLine(string(uuid[1]))+"\n") {
+		t.Errorf("etc/fstab %q %v does not mount the root of extlinux.conf %q read-write", fstab, err, cfg)
 	}
 }
 

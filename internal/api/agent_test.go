@@ -501,15 +501,23 @@ func TestDeployPhase(t *testing.T) {
 		e.must(http.StatusOK, http.MethodPost, "rack/", e.admin, url.Values{"op": {"boot_events"}, "events": {string(evs)}}, nil)
 		e.waitStatus(id, "Deployed")
 
-		// Failures end the phase with the reason in words.
+		// Failures end the phase with the reason in words: here the
+		// image is deleted after the deploy was accepted.
+		e.uploadImage("custom/gone", "amd64/generic")
 		id2 := e.readyMachine("d2", "52:54:00:de:00:02")
-		e.must(http.StatusOK, http.MethodPost, "machines/"+id2+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"nosuch"}}, nil)
+		e.must(http.StatusOK, http.MethodPost, "machines/"+id2+"/", e.admin, url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"gone"}}, nil)
+		rs, _ := e.srv.Store.ListBootResources(ctx)
+		for _, res := range rs {
+			if res.Name == "gone" {
+				e.must(http.StatusNoContent, http.MethodDelete, "boot-resources/"+itoa(res.ID)+"/", e.admin, nil, nil)
+			}
+		}
 		r, _ = e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:de:00:02"), Purpose: "install", Enrol: e.enrol(id2)})
 		tok = e.agent(r.Token)
 		if _, err := tok.Task(ctx); !isStatus(err, 404) {
 			t.Fatalf("task without an image: %v", err)
 		}
-		if err := tok.Signal(ctx, agentapi.StatusFailed, "custom/nosuch for amd64 is not uploaded", nil); err != nil {
+		if err := tok.Signal(ctx, agentapi.StatusFailed, "custom/gone for amd64 is not uploaded", nil); err != nil {
 			t.Fatal(err)
 		}
 		if m := e.waitStatus(id2, "Failed deployment"); !strings.Contains(m.StatusMsg, "not uploaded") {
@@ -539,6 +547,7 @@ func TestDeployTimeoutAndAbort(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		eachDB(t, func(t *testing.T, e *env) {
 			id := e.readyMachine("slow", "52:54:00:df:00:01")
+			e.defaultImage()
 			e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}}, nil)
 			if got := e.waitStatus(id, "Failed deployment"); !strings.Contains(got.StatusMsg, "timed out") {
 				t.Fatalf("status message %q", got.StatusMsg)
@@ -549,6 +558,7 @@ func TestDeployTimeoutAndAbort(t *testing.T) {
 		eachDB(t, func(t *testing.T, e *env) {
 			ctx := t.Context()
 			id := e.readyMachine("aborted", "52:54:00:df:00:02")
+			e.defaultImage()
 			e.must(http.StatusOK, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"deploy"}}, nil)
 			r, err := e.agent("").Hello(ctx, agentapi.HelloRequest{Identity: ident("", "52:54:00:df:00:02"), Purpose: "install", Enrol: e.enrol(id)})
 			if err != nil || r.Action != agentapi.ActionProceed {

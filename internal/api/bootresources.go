@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
@@ -90,6 +91,9 @@ func (s *Server) bootResourceJSON(b store.BootResource, withSets bool) map[strin
 	out := map[string]any{
 		"id": b.ID, "type": "Uploaded", "name": b.Name, "architecture": b.Architecture,
 		"resource_uri": bootResourceURI(b.ID), "last_deployed": nil, "title": b.Title,
+	}
+	if !b.LastDeployed.IsZero() {
+		out["last_deployed"] = b.LastDeployed.UTC().Format(time.RFC3339)
 	}
 	if _, sub, ok := strings.Cut(b.Architecture, "/"); ok {
 		out["subarches"] = sub

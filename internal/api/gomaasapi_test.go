@@ -91,6 +91,7 @@ func TestMAASClient(t *testing.T) {
 		if got.StatusName() != "Allocated" {
 			t.Fatalf("allocated machine is %s", got.StatusName())
 		}
+		e.uploadImage("ubuntu/jammy", "amd64/generic")
 		if err := got.Start(gomaasapi.StartArgs{DistroSeries: "jammy"}); err != nil {
 			t.Fatalf("deploy: %v", err)
 		}

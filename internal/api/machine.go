@@ -176,12 +176,18 @@ func (s *Server) action(a machine.Action) handlerFunc {
 			if err := deployOptions(r, &in); err != nil {
 				return err
 			}
+			if err := s.svc.CheckDeployImage(r.Context(), r.who.actor(), r.id, in); err != nil {
+				return err
+			}
 		case machine.MarkBroken:
 			in.Comment = firstOr(r.form.Get("comment"), r.form.Get("error_description"))
 		}
 		m, req, err := s.svc.Act(r.Context(), r.who.actor(), r.id, in)
 		if err != nil {
 			return err
+		}
+		if a == machine.Deploy {
+			s.svc.NoteImageDeployed(r.Context(), m)
 		}
 		if req != nil {
 			w.Header().Set("X-Anvil-Power-Request", req.ID)

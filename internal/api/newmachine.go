@@ -44,7 +44,7 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	}
 	seen := map[string]bool{}
 	for i, raw := range list(r, "mac_addresses") {
-		mac, err := machine.NormaliseMAC(raw)
+		mac, err := machine.NormaliseMachineMAC(raw)
 		if err != nil {
 			return m, false, badField("mac_addresses", "%v", err)
 		}

@@ -138,6 +138,7 @@ func TestPowerSerialisedThroughAPI(t *testing.T) {
 func (e *env) deployed(id string) {
 	e.t.Helper()
 	e.ready(id)
+	e.defaultImage()
 	e.must(200, "POST", "machines/"+id+"/?op=deploy", e.admin, nil, nil)
 	if _, _, err := e.srv.Service.Act(context.Background(), machine.SystemActor, id, machine.Input{Action: machine.Succeed}); err != nil {
 		e.t.Fatal(err)

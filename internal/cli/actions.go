@@ -2,7 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
 	"net/url"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,34 +20,32 @@ type action struct {
 	use, op, short string
 	// flags registers the command's flags and returns what turns them into
 	// the op's form parameters.
-	flags func(*pflag.FlagSet) func() url.Values
+	flags func(*pflag.FlagSet) params
 }
+
+// params turns a command's flags into the op's form parameters, or says
+// why they cannot be (a file that does not read).
+type params func() (url.Values, error)
 
 // commentFlag is the --comment flag most actions take; MAAS records it in
 // the machine's event log.
-func commentFlag(fs *pflag.FlagSet) func() url.Values {
+func commentFlag(fs *pflag.FlagSet) params {
 	comment := fs.String("comment", "", "comment recorded with the action")
-	return func() url.Values { return setNonEmpty(url.Values{}, "comment", *comment) }
+	return func() (url.Values, error) { return setNonEmpty(url.Values{}, "comment", *comment), nil }
 }
 
-func noFlags(*pflag.FlagSet) func() url.Values { return func() url.Values { return url.Values{} } }
+func noFlags(*pflag.FlagSet) params { return func() (url.Values, error) { return url.Values{}, nil } }
 
 var actions = []action{
 	{"commission", "commission", "Commission a machine (inventory its hardware)", noFlags},
-	{"deploy", "deploy", "Deploy an operating system to an allocated machine", func(fs *pflag.FlagSet) func() url.Values {
-		series := fs.String("distro-series", "", "release to deploy, e.g. noble (default: the server's)")
-		osys := fs.String("osystem", "", "operating system, e.g. ubuntu (default: the server's)")
-		return func() url.Values {
-			return setNonEmpty(setNonEmpty(url.Values{}, "distro_series", *series), "osystem", *osys)
-		}
-	}},
-	{"release", "release", "Release a machine back to the pool", func(fs *pflag.FlagSet) func() url.Values {
+	{"deploy", "deploy", "Deploy an operating system to an allocated machine", deployFlags},
+	{"release", "release", "Release a machine back to the pool", func(fs *pflag.FlagSet) params {
 		erase := fs.Bool("erase", false, "erase the disks")
 		quick := fs.Bool("quick-erase", false, "erase quickly: wipe only the start and end of each disk (implies --erase)")
 		secure := fs.Bool("secure-erase", false, "use the disks' secure erase (implies --erase)")
 		comment := commentFlag(fs)
-		return func() url.Values {
-			v := comment()
+		return func() (url.Values, error) {
+			v, _ := comment()
 			// MAAS ignores quick_erase and secure_erase unless erase is set.
 			if *erase || *quick || *secure {
 				v.Set("erase", "true")
@@ -53,7 +56,7 @@ var actions = []action{
 			if *secure {
 				v.Set("secure_erase", "true")
 			}
-			return v
+			return v, nil
 		}
 	}},
 	{"abort", "abort", "Abort a machine's current operation", commentFlag},
@@ -101,20 +104,24 @@ func actionCmds(o *options) []*cobra.Command {
 
 // opCmd builds a command that runs one action on the machine named by its
 // argument and prints where the machine ended up.
-func opCmd(o *options, use, short string, flags func(*pflag.FlagSet) func() url.Values,
+func opCmd(o *options, use, short string, flags func(*pflag.FlagSet) params,
 	run func(context.Context, *client.Client, string, url.Values) (client.Machine, error)) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1)}
-	params := flags(cmd.Flags())
+	form := flags(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON for the machine")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c, err := o.client()
 		if err != nil {
 			return err
 		}
+		f, err := form()
+		if err != nil {
+			return err
+		}
 		var m client.Machine
 		_, err = withMachine(cmd.Context(), c, args[0], func(id string) (err error) {
-			m, err = run(cmd.Context(), c, id, params())
+			m, err = run(cmd.Context(), c, id, f)
 			return err
 		})
 		if err != nil {
@@ -133,3 +140,48 @@ func setNonEmpty(v url.Values, k, s string) url.Values {
 	}
 	return v
 }
+
+// deployFlags name the image as the server lists it (--image custom/NAME,
+// ubuntu/noble; a bare NAME is a custom image) or as MAAS's osystem and
+// distro_series, and the cloud-init user data the machine gets.
+func deployFlags(fs *pflag.FlagSet) params {
+	image := fs.String("image", "", "image to deploy, as boot-resources lists it: custom/NAME (or NAME), ubuntu/noble (default: the server's)")
+	series := fs.String("distro-series", "", "release to deploy, e.g. noble (default: the server's)")
+	osys := fs.String("osystem", "", "operating system, e.g. ubuntu or custom (default: the server's)")
+	userData := fs.String("user-data", "", "file of cloud-init user data for the deployed OS (- for standard input)")
+	hostname := fs.String("hostname", "", "hostname the deployed machine takes")
+	return func() (url.Values, error) {
+		v := url.Values{}
+		o, s := *osys, *series
+		if *image != "" {
+			if s != "" || o != "" {
+				return nil, fmt.Errorf("--image names the osystem and distro series; give it or --osystem/--distro-series, not both")
+			}
+			var ok bool
+			if o, s, ok = strings.Cut(*image, "/"); !ok {
+				o, s = "custom", *image
+			}
+		}
+		setNonEmpty(setNonEmpty(v, "distro_series", s), "osystem", o)
+		setNonEmpty(v, "hostname", *hostname)
+		if *userData != "" {
+			var b []byte
+			var err error
+			if *userData == "-" {
+				b, err = io.ReadAll(io.LimitReader(os.Stdin, maxUserData+1))
+			} else {
+				b, err = os.ReadFile(*userData)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("--user-data: %w", err)
+			}
+			if len(b) > maxUserData {
+				return nil, fmt.Errorf("--user-data: %d bytes; the server takes at most 1 MiB", len(b))
+			}
+			v.Set("user_data", base64.StdEncoding.EncodeToString(b))
+		}
+		return v, nil
+	}
+}
+
+const maxUserData = 1 << 20

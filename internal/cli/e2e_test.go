@@ -24,6 +24,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/cli"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/serve"
+	"github.com/anvilmetal/anvil/internal/store"
 	"github.com/anvilmetal/anvil/internal/testutil/pgtest"
 )
 
@@ -417,6 +418,12 @@ func TestE2EMachineLifecycle(t *testing.T) {
 			t.Errorf("allocated machine's owner: %v", got.Owner)
 		}
 		e.fails([]string{"machine", "allocate", id}, "409")
+		// No image is uploaded: the deploy is refused in words.
+		e.fails([]string{"machine", "deploy", id}, "no image the default ubuntu/noble (none was named) is uploaded for amd64")
+		if _, err := e.srv.Store.CreateBootResource(context.Background(), store.BootResource{Name: "ubuntu/noble", Architecture: "amd64/generic"},
+			store.BootResourceFile{Filename: "ddraw", Filetype: "ddraw", SHA256: strings.Repeat("ab", 32), Size: 1, Complete: true}); err != nil {
+			t.Fatal(err)
+		}
 		if out := e.ok("machine", "deploy", id, "--osystem", "ubuntu", "--distro-series", "noble"); !strings.HasPrefix(out, host1+" ("+id+"): Deploying, power ") {
 			t.Errorf("deploy printed %q", out)
 		}
@@ -684,9 +691,9 @@ func TestE2EMore(t *testing.T) {
 		}
 		// The server's refusals come through with its reasons.
 		e.fails([]string{"machine", "add", "--hostname", picked.Hostname, "--mac", "52:54:00:e2:e2:02"},
-			"create machine", "hostname "+picked.Hostname+" is already in use by "+picked.SystemID)
+			"create machine", "hostname "+picked.Hostname+" is already in use by "+picked.Hostname+" ("+picked.SystemID+")")
 		e.fails([]string{"machine", "add", "--hostname", "fresh", "--mac", "52:54:00:e2:e2:01"},
-			"52:54:00:e2:e2:01 is already in use by "+picked.SystemID)
+			"52:54:00:e2:e2:01 is already in use by "+picked.Hostname+" ("+picked.SystemID+")")
 		e.fails([]string{"machine", "add", "--hostname", "bad_name!", "--mac", "52:54:00:e2:e2:03"}, "400 Bad Request", "bad_name!")
 		e.fails([]string{"machines", "list", "--status", "bogus"}, "400 Bad Request", "bogus")
 		e.fails([]string{"events", "--level", "bogus"}, "400 Bad Request", "bogus")

@@ -63,11 +63,18 @@ type Link struct {
 	Subnet    *Subnet `json:"subnet"`
 }
 
-// Subnet is the part of a subnet a link embeds that the CLI shows.
+// Subnet is a subnet (subnets/), or the part of one a link embeds.
 type Subnet struct {
-	ID   int64  `json:"id"`
-	Name string `json:"name"`
-	CIDR string `json:"cidr"`
+	ID           int64    `json:"id"`
+	Name         string   `json:"name"`
+	CIDR         string   `json:"cidr"`
+	GatewayIP    *string  `json:"gateway_ip"`
+	DNSServers   []string `json:"dns_servers"`
+	Domain       string   `json:"domain"`
+	DHCPOn       bool     `json:"dhcp_on"`
+	LeaseSeconds int      `json:"lease_seconds"`
+
+	Raw json.RawMessage `json:"-"`
 }
 
 // Event is one entry of the event log.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,5 +148,28 @@ func TestDeployDriftRelease(t *testing.T) {
 	}
 	if n := bytes.Count(head, []byte{0}); n != len(head) {
 		t.Fatalf("after a quick erase the disk's first MiB has %d non-zero bytes", len(head)-n)
+	}
+}
+
+// deployVanishing deploys machine id with an image that is deleted once
+// the deploy is accepted (a deploy naming a missing image is refused), so
+// the install environment finds nothing to write and the phase fails.
+func (s *site) deployVanishing(id string) {
+	s.t.Helper()
+	path := filepath.Join(s.t.TempDir(), "vanishing.raw")
+	if err := os.WriteFile(path, bytes.Repeat([]byte{0}, 4096), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.upload("custom/vanishing", "ddraw", path)
+	s.api("POST", "machines/"+id+"/", url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"vanishing"}}, nil)
+	var rs []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	s.api("GET", "boot-resources/", nil, &rs)
+	for _, r := range rs {
+		if r.Name == "custom/vanishing" || r.Name == "vanishing" {
+			s.api("DELETE", "boot-resources/"+strconv.Itoa(r.ID)+"/", nil, nil)
+		}
 	}
 }

@@ -111,7 +111,7 @@ func TestEnlistment(t *testing.T) {
 	b2 := s.machineAt("vmB", "192.0.2.22", "02:00:00:00:00:22", "6f2c1f1e-0000-4000-8000-0000000000b1",
 		[]string{"52:54:00:0e:00:b3", "52:54:00:0e:00:b1", "52:54:00:0e:00:b2"}, []string{"tapB2", "tapB0", "tapB1"}, 64)
 	s.api("POST", "machines/", url.Values{"op": {"allocate"}, "system_id": {added.SystemID}}, nil)
-	s.api("POST", "machines/"+added.SystemID+"/", url.Values{"op": {"deploy"}}, nil)
+	s.deployVanishing(added.SystemID)
 	// The proper boot reaches the install environment, which has no
 	// image to write yet in this test: the phase ends failed, and the
 	// timeline shows the wrong boot and the redirect.

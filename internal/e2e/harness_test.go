@@ -330,7 +330,6 @@ func (s *site) machineAt(name, bmcIP, bmcMAC, uuid string, macs, taps []string, 
 	dir := s.t.TempDir()
 	qc := lab.QEMUConfig{
 		ID: name, UUID: uuid, MACs: macs, NetDevs: taps, Memory: 512,
-		Extra: []string{"-device", "virtio-rng-pci"},
 	}
 	if diskMiB > 0 {
 		qc.Disk = filepath.Join(dir, "disk.img")

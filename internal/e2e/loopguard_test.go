@@ -38,7 +38,7 @@ func TestLoopGuard(t *testing.T) {
 		[]string{"52:54:00:0e:00:e3", "52:54:00:0e:00:e1"}, []string{"tapE1", "tapE2"}, 16)
 	p.Cut()
 	s.api("POST", "machines/", url.Values{"op": {"allocate"}, "system_id": {m.SystemID}}, nil)
-	s.api("POST", "machines/"+m.SystemID+"/", url.Values{"op": {"deploy"}}, nil)
+	s.deployVanishing(m.SystemID)
 	t0 := time.Now()
 	failed := s.waitStatus(m.SystemID, "Failed deployment", 8*time.Minute, e2)
 	t.Logf("op=deploy to FAILED_DEPLOYMENT after three wrong boots: %.1f s", time.Since(t0).Seconds())

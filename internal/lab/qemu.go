@@ -328,6 +328,9 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 		"-serial", "chardev:serial0",
 		"-qmp", "unix:"+optEscape(m.QMPSocket())+",server=on,wait=off",
 		"-pidfile", m.pidFile(),
+		// Without an entropy source the environment's DHCP client waits
+		// minutes for the kernel's random pool before its first packet.
+		"-device", "virtio-rng-pci",
 	)
 	netFirst := device == "network"
 	if m.isEFI() {

@@ -198,6 +198,7 @@ func TestQEMUArgs(t *testing.T) {
 		{"-netdev", "user,id=n1,restrict=on"},
 		{"-device", "e1000,netdev=n1,mac=52:54:00:00:00:02,id=nic1"},
 		{"-device", "isa-ipmi-kcs,bmc=bmc0"},
+		{"-device", "virtio-rng-pci"},
 	} {
 		i := slices.Index(a, want[0])
 		found := false

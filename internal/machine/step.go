@@ -143,6 +143,7 @@ func (s *stepper) outcome() (Outcome, error) {
 		}
 		from = to
 	}
+	s.askPerson()
 	if len(s.path) > 0 || s.power != PowerNone || len(s.events) > 0 {
 		s.m.Updated = s.in.Now
 	}

@@ -11,9 +11,15 @@ import (
 
 // dhcpConfig turns the region's subnets into the DHCP server's
 // configuration; a subnet that does not parse is skipped and logged, so
-// one bad row cannot stop DHCP for the others.
-func dhcpConfig(subnets []Subnet, serverIP netip.Addr, proxy bool, log *slog.Logger) dhcp.Config {
-	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: dhcp.BootFiles{IPXE: "http://{server}:5248/ipxe.cfg"}}
+// one bad row cannot stop DHCP for the others. iPXE is sent to the boot
+// URL's ipxe.cfg (bootBase), or to port 5248 of the DHCP server without
+// HTTP boot here.
+func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, proxy bool, log *slog.Logger) dhcp.Config {
+	ipxe := "http://{server}:5248/ipxe.cfg"
+	if bootBase != "" {
+		ipxe = bootBase + "/ipxe.cfg"
+	}
+	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: dhcp.BootFiles{IPXE: ipxe}}
 	for _, s := range subnets {
 		d, err := convertSubnet(s)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -16,16 +17,26 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot/httpboot"
 	"github.com/anvilmetal/anvil/internal/boot/tftpd"
 	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/dhcp"
 	"github.com/anvilmetal/anvil/internal/httpserve"
+	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/ndp"
 )
 
 // Config is what a rack needs.
 type Config struct {
-	DataDir   string // holds boot/ (loaders, kernels, images) and the cache
-	RegionURL string // http://region:5240/MAAS/
-	APIKey    string
+	DataDir string // holds boot/ (loaders, kernels, images) and the cache
+	// Images, for a rack in the region's process, is the region's image
+	// store: images are served from it rather than copied into the
+	// rack's cache (DataDir/image-cache, which is then removed).
+	Images *images.Store
+	// HeldDataDir says the caller holds DataDir already (the rack inside
+	// anvil serve); otherwise Start holds it and refuses one another
+	// process holds.
+	HeldDataDir bool
+	RegionURL   string // http://region:5240/MAAS/
+	APIKey      string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
 	RegionCA string
@@ -35,12 +46,15 @@ type Config struct {
 	// (zero fields take httpserve.Defaults).
 	HTTPLimits httpserve.Limits
 	// HTTPBase is the boot HTTP server as machines reach it; by default
-	// http://<HTTPAddr>, which is right when HTTPAddr names an address.
+	// http://<HTTPAddr> when HTTPAddr names an address, else this rack's
+	// address on DHCPInterface (see bootURL).
 	HTTPBase string
 	// MetadataURL is the region's metadata API as machines reach it; by
-	// default derived from RegionURL.
-	MetadataURL string
-	Log         *slog.Logger
+	// default the boot URL's host on MetadataPort when that is set (a
+	// rack in the region's process), else derived from RegionURL.
+	MetadataURL  string
+	MetadataPort string
+	Log          *slog.Logger
 	// TFTPConn and HTTPListener, when set, are used instead of listening
 	// on TFTPAddr and HTTPAddr (tests open them inside a network
 	// namespace).
@@ -74,6 +88,7 @@ type Rack struct {
 	HTTP     net.Addr
 	DHCP     *dhcp.Server // nil unless DHCP is served
 	leases   dhcp.LeaseStore
+	lock     *datalock.Lock
 	stop     []func()
 	loops    sync.WaitGroup
 }
@@ -84,6 +99,22 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	var lock *datalock.Lock
+	if !cfg.HeldDataDir {
+		var err error
+		if lock, err = datalock.Acquire(cfg.DataDir, "anvil rack"); err != nil {
+			return nil, err
+		}
+	}
+	r, err := start(ctx, cfg, lock)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	return r, nil
+}
+
+func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) {
 	bootDir := filepath.Join(cfg.DataDir, "boot")
 	if err := os.MkdirAll(bootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("rack data: %w", err)
@@ -95,7 +126,34 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000)}
+	// The HTTP boot listener is bound first: the boot URL is derived
+	// from it, and a URL no machine could reach stops the start here.
+	ln := cfg.HTTPListener
+	if ln == nil && cfg.HTTPAddr != "" {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
+			return nil, fmt.Errorf("boot http: %w", err)
+		}
+	}
+	if cfg.HTTPBase, err = resolveBootURL(cfg, ln); err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	if cfg.MetadataURL == "" && cfg.MetadataPort != "" && cfg.HTTPBase != "" {
+		u, _ := url.Parse(cfg.HTTPBase)
+		cfg.MetadataURL = "http://" + net.JoinHostPort(u.Hostname(), cfg.MetadataPort) + "/MAAS/metadata/"
+	}
+	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock}
+	if cfg.Images != nil {
+		// Copies an earlier version kept of the region's own images.
+		if n, _ := filepath.Glob(filepath.Join(cfg.DataDir, "image-cache", "*")); len(n) > 0 {
+			cfg.Log.Info("removing the rack's copies of the region's images", "dir", filepath.Join(cfg.DataDir, "image-cache"), "files", len(n))
+		}
+		if err := os.RemoveAll(filepath.Join(cfg.DataDir, "image-cache")); err != nil {
+			cfg.Log.Warn("image copies not removed", "err", err)
+		}
+	}
 	if err := r.Cache.Load(); err != nil {
 		cfg.Log.Warn("boot cache unreadable; starting empty", "err", err)
 	}
@@ -112,7 +170,7 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 	r.Source = &BootSource{
 		Cache: r.Cache, Report: r.Reporter, HTTPBase: cfg.HTTPBase,
 		// images/<sha256> are fetched from the region and cached.
-		Files:       &ImageCache{Next: boot.Dir(bootDir), Dir: filepath.Join(cfg.DataDir, "image-cache"), Region: cl.BaseURL(), Log: cfg.Log},
+		Files:       &ImageCache{Next: boot.Dir(bootDir), Dir: filepath.Join(cfg.DataDir, "image-cache"), Local: cfg.Images, Region: cl.BaseURL(), Log: cfg.Log},
 		MetadataURL: cfg.MetadataURL, Kernel: "ephemeral/vmlinuz", Initrd: "ephemeral/initrd.img",
 		// The last console is /dev/console, where the environment
 		// writes: the serial line, which serial-over-LAN shows.
@@ -150,24 +208,40 @@ func Start(ctx context.Context, cfg Config) (*Rack, error) {
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
-	if cfg.HTTPAddr != "" || cfg.HTTPListener != nil {
-		ln := cfg.HTTPListener
-		if ln == nil {
-			if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-				r.Close()
-				return nil, fmt.Errorf("boot http: %w", err)
-			}
-		}
+	if ln != nil {
 		r.HTTP = ln.Addr()
-		if r.Source.HTTPBase == "" {
-			r.Source.HTTPBase = "http://" + ln.Addr().String()
-		}
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
 		hs.ErrorLog = slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug) // a client's doing, not the rack's
 		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
 	return r, nil
+}
+
+// resolveBootURL derives the boot URL for cfg and the bound listener
+// (nil without HTTP boot); a guess is logged as a warning.
+func resolveBootURL(cfg Config, ln net.Listener) (string, error) {
+	site := bootSite{explicit: cfg.HTTPBase, dhcpIface: cfg.DHCPInterface}
+	if ln != nil {
+		site.bound = ln.Addr()
+	}
+	switch {
+	case cfg.DHCPInterface == "":
+		site.hostAddrs = hostIPv4()
+	case cfg.DHCPServerIP.IsValid():
+		site.dhcpAddr, site.dhcpReal = cfg.DHCPServerIP, !cfg.DHCPServerIP.IsLoopback()
+	default:
+		a, real, err := ifaceIPv4(cfg.DHCPInterface)
+		if err != nil {
+			return "", err
+		}
+		site.dhcpAddr, site.dhcpReal = a, real
+	}
+	u, warn, err := bootURL(site)
+	if warn != "" {
+		cfg.Log.Warn(warn)
+	}
+	return u, err
 }
 
 // startDHCP serves DHCP with leases kept in the rack's data directory (a
@@ -178,7 +252,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
-	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log), leases,
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log), leases,
 		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
@@ -192,7 +266,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
-		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, cfg.DHCPProxy, cfg.Log)); err != nil {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
 	})
@@ -247,5 +321,9 @@ func (r *Rack) Close() error {
 	}
 	r.stop = nil
 	r.loops.Wait()
-	return r.Cache.Save()
+	err := r.Cache.Save()
+	if lerr := r.lock.Release(); err == nil {
+		err = lerr
+	}
+	return err
 }

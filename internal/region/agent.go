@@ -105,7 +105,7 @@ func checkIdentity(id *agentapi.Identity) error {
 	}
 	var macs []string
 	for _, raw := range id.MACs {
-		mac, err := machine.NormaliseMAC(raw)
+		mac, err := machine.NormaliseMachineMAC(raw)
 		if err != nil {
 			return &ValidationError{Field: "macs", Err: err}
 		}

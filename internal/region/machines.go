@@ -89,7 +89,7 @@ func (s *Service) outOfBand(ctx context.Context, m *machine.Machine) string {
 		return fmt.Sprintf("; its BMC could not name its MACs (%v), so they are learned when it boots", err)
 	}
 	for i, raw := range macs {
-		if mac, err := machine.NormaliseMAC(raw); err == nil {
+		if mac, err := machine.NormaliseMachineMAC(raw); err == nil {
 			m.Interfaces = append(m.Interfaces, machine.Interface{Name: "eth" + strconv.Itoa(i), MAC: mac, Boot: len(m.Interfaces) == 0})
 		}
 	}

@@ -6,12 +6,14 @@ package serve
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/ui"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -24,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/anvilmetal/anvil/internal/api"
+	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -119,16 +122,35 @@ type Server struct {
 	lns     []net.Listener
 	cancel  context.CancelFunc
 	dataDir string
+	lock    *datalock.Lock
+	images  *images.Store
 	loops   sync.WaitGroup
 	done    chan error
 }
 
-// Start opens the store, starts the API and the background loops, and
-// returns once the listener is bound.
+// Start holds the data directory, opens the store, starts the API and the
+// background loops, and returns once the listener is bound. A data
+// directory another process holds is refused (datalock.HeldError); the
+// database behind --db may be shared, each region having its own
+// directory.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	lock, err := datalock.Acquire(cfg.DataDir, "anvil serve")
+	if err != nil {
+		return nil, err
+	}
+	s, err := start(ctx, cfg)
+	if err != nil {
+		_ = lock.Release()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+func start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MonitorInterval == 0 {
 		cfg.MonitorInterval = 30 * time.Second
 	}
@@ -189,7 +211,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// Long-lived requests (event streams) end when the server closes:
 	// their contexts derive from bg.
 	bg, cancel := context.WithCancel(context.Background())
-	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, cancel: cancel, dataDir: cfg.DataDir, done: make(chan error, 1)}
+	s := &Server{metrics: metrics, Addr: ln.Addr(), Store: st, Service: svc, cancel: cancel, dataDir: cfg.DataDir, images: imgs, done: make(chan error, 1)}
 	if err := s.listen(bg, cfg, ln, mux); err != nil {
 		cancel()
 		st.Close()
@@ -207,7 +229,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
 	if cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "" {
-		if err := s.startRack(ctx, cfg); err != nil {
+		var unreachable *rack.UnreachableError
+		if err := s.startRack(ctx, cfg); errors.As(err, &unreachable) {
+			// Machines would be told URLs they cannot reach.
+			_ = s.Close(ctx)
+			return nil, err
+		} else if err != nil {
 			// The API is up; a rack that cannot bind (port 69 without
 			// root) is reported, not fatal.
 			cfg.Log.Error("rack not started", "err", err)
@@ -224,17 +251,36 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	meta, metaPort, err := metadataAt(cfg, s.Addr)
+	if err != nil {
+		return err
+	}
 	r, err := rack.Start(context.Background(), rack.Config{
 		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
-		TFTPAddr: cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
-		MetadataURL:   metadataURL(cfg.BootHTTPURL, s.Addr),
+		HeldDataDir: true, // by this process, in Start
+		Images:      s.images,
+		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
+		MetadataURL: meta, MetadataPort: metaPort,
 		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
 	})
 	if err != nil {
 		return err
 	}
 	s.Rack = r
+	if loopbackURL(r.Source.MetadataURL) && r.Source.HTTPBase != "" && !loopbackURL(r.Source.HTTPBase) {
+		cfg.Log.Warn("machines booting from this rack cannot reach the metadata API on a loopback address; set --listen to an address they reach",
+			"metadata_url", r.Source.MetadataURL, "boot_url", r.Source.HTTPBase)
+	}
 	return s.metrics.Register(rack.NewCollector(r))
+}
+
+func loopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	ip, err := netip.ParseAddr(p.Hostname())
+	return err == nil && ip.IsLoopback() || p.Hostname() == "localhost"
 }
 
 // rackKey returns the in-process rack's API key, creating the "rack" user
@@ -257,16 +303,27 @@ func rackKey(ctx context.Context, st store.Store, dataDir string) (string, error
 	return tok.APIKey(), nil
 }
 
-// metadataURL is the region's metadata API as booting machines reach it:
-// the host they fetch boot files from, on the API's port. Without a boot
-// URL the rack falls back to its own (loopback) view, right only for tests.
-func metadataURL(bootURL string, api net.Addr) string {
-	u, err := url.Parse(bootURL)
-	if bootURL == "" || err != nil || u.Hostname() == "" {
-		return ""
+// metadataAt is where booting machines reach this region's metadata API:
+// at --listen when it names an address, else (URL empty) at the boot URL's
+// host on the API's port. A loopback --listen while DHCP serves a real
+// interface is refused: no machine there could report.
+func metadataAt(cfg Config, api net.Addr) (metaURL, port string, err error) {
+	host, port, _ := net.SplitHostPort(api.String())
+	ip, perr := netip.ParseAddr(host)
+	if perr != nil || ip.IsUnspecified() {
+		return "", port, nil
 	}
-	_, port, _ := net.SplitHostPort(api.String())
-	return "http://" + net.JoinHostPort(u.Hostname(), port) + "/MAAS/metadata/"
+	if ip.IsLoopback() && cfg.DHCPInterface != "" && !loopbackIface(cfg.DHCPInterface) {
+		return "", "", &rack.UnreachableError{What: "metadata URL", URL: "http://" + api.String() + "/MAAS/metadata/",
+			Why:  "a loopback address, while DHCP is served on " + cfg.DHCPInterface + " to other machines",
+			Flag: "--listen to an address there, or :" + port}
+	}
+	return "http://" + api.String() + "/MAAS/metadata/", port, nil
+}
+
+func loopbackIface(name string) bool {
+	ifi, err := net.InterfaceByName(name)
+	return err == nil && ifi.Flags&net.FlagLoopback != 0
 }
 
 // loopback is how the in-process rack reaches the API: over loopback
@@ -308,6 +365,9 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	if cerr := s.Store.Close(); err == nil {
 		err = cerr
+	}
+	if lerr := s.lock.Release(); err == nil {
+		err = lerr
 	}
 	return err
 }

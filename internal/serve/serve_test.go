@@ -2,24 +2,41 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/anvilmetal/anvil/internal/rack"
 )
 
-func TestMetadataURLFollowsTheBootURL(t *testing.T) {
-	api := &net.TCPAddr{IP: net.IPv4zero, Port: 5240}
-	for boot, want := range map[string]string{
-		"http://192.0.2.1:5248":     "http://192.0.2.1:5240/MAAS/metadata/",
-		"http://[2001:db8::1]:5248": "http://[2001:db8::1]:5240/MAAS/metadata/",
-		"":                          "",
-		"::nonsense":                "",
+func TestMetadataAt(t *testing.T) {
+	for _, c := range []struct {
+		listen, dhcp string
+		url, port    string
+		refused      bool
+	}{
+		{listen: "0.0.0.0:5240", port: "5240"}, // the rack puts the boot URL's host in front
+		{listen: "[::]:5240", dhcp: "br0", port: "5240"},
+		{listen: "192.0.2.5:5240", dhcp: "br0", url: "http://192.0.2.5:5240/MAAS/metadata/", port: "5240"},
+		{listen: "127.0.0.1:5240", url: "http://127.0.0.1:5240/MAAS/metadata/", port: "5240"},
+		{listen: "127.0.0.1:5240", dhcp: "lo", url: "http://127.0.0.1:5240/MAAS/metadata/", port: "5240"},
+		{listen: "127.0.0.1:5240", dhcp: "br0", refused: true},
 	} {
-		if got := metadataURL(boot, api); got != want {
-			t.Errorf("%q: %q, want %q", boot, got, want)
+		api, err := net.ResolveTCPAddr("tcp", c.listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, port, err := metadataAt(Config{DHCPInterface: c.dhcp}, api)
+		var ue *rack.UnreachableError
+		if c.refused != errors.As(err, &ue) || u != c.url || port != c.port && !c.refused {
+			t.Errorf("--listen %s, DHCP on %q: %q %q %v", c.listen, c.dhcp, u, port, err)
+		}
+		if c.refused && !strings.Contains(err.Error(), "set --listen") {
+			t.Errorf("refusal %q does not name --listen", err)
 		}
 	}
 }

@@ -30,10 +30,16 @@ var (
 type ConflictError struct {
 	What   string // "mac_address 52:54:00:12:34:56", "hostname node1"
 	Holder string // system_id or name of the record that holds it
+	// HolderName is the holding machine's hostname, when Holder is its
+	// system_id: people know machines by it.
+	HolderName string
 }
 
 func (e *ConflictError) Error() string {
-	if e.Holder != "" {
+	switch {
+	case e.Holder != "" && e.HolderName != "":
+		return fmt.Sprintf("%s is already in use by %s (%s)", e.What, e.HolderName, e.Holder)
+	case e.Holder != "":
 		return fmt.Sprintf("%s is already in use by %s", e.What, e.Holder)
 	}
 	return e.What + " is already in use"
@@ -478,6 +484,9 @@ type Store interface {
 	// DeleteBootResource removes a resource and its files and returns the
 	// files removed (ErrNotFound for an unknown id).
 	DeleteBootResource(ctx context.Context, id int64) ([]BootResourceFile, error)
+	// MarkBootResourceDeployed sets the resource's LastDeployed to at
+	// (ErrNotFound).
+	MarkBootResourceDeployed(ctx context.Context, id int64, at time.Time) error
 	// BootResourceFilesBySHA256 lists the files, of any resource, with
 	// these bytes: whether an image is still wanted, and by whom.
 	BootResourceFilesBySHA256(ctx context.Context, sha256 string) ([]BootResourceFile, error)
@@ -497,6 +506,9 @@ type BootResource struct {
 	BaseImage    string // "ubuntu/noble": what a custom image is built on
 	Created      time.Time
 	Updated      time.Time
+	// LastDeployed is when a deploy with it was last accepted (zero:
+	// never).
+	LastDeployed time.Time
 	// Files are the resource's sets, newest first; an uploaded set holds
 	// one file.
 	Files []BootResourceFile

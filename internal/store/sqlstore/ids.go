@@ -36,7 +36,7 @@ func randomString(n int, alphabet string) string {
 func newSystemID(ctx context.Context, q conn) (string, error) {
 	for range 20 {
 		id := randomString(systemIDLength, systemIDAlphabet)
-		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE system_id = ?`, id)
+		h, _, err := holder(ctx, q, `SELECT system_id, hostname FROM machines WHERE system_id = ?`, id)
 		if err != nil {
 			return "", fmt.Errorf("pick system ID: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -19,11 +20,11 @@ func scanBootFile(r interface{ Scan(...any) error }) (store.BootResourceFile, er
 	return f, err
 }
 
-const bootResourceCols = `id, name, architecture, title, base_image, created, updated`
+const bootResourceCols = `id, name, architecture, title, base_image, created, updated, last_deployed`
 
 func scanBootResource(r interface{ Scan(...any) error }) (store.BootResource, error) {
 	var b store.BootResource
-	err := r.Scan(&b.ID, &b.Name, &b.Architecture, &b.Title, &b.BaseImage, timeDest{&b.Created}, timeDest{&b.Updated})
+	err := r.Scan(&b.ID, &b.Name, &b.Architecture, &b.Title, &b.BaseImage, timeDest{&b.Created}, timeDest{&b.Updated}, timeDest{&b.LastDeployed})
 	return b, err
 }
 
@@ -204,6 +205,20 @@ func (s *Store) CompleteBootResourceFile(ctx context.Context, fileID int64) ([]s
 		return nil, fmt.Errorf("complete boot resource file: %w", err)
 	}
 	return removed, nil
+}
+
+// MarkBootResourceDeployed records a deploy with the resource.
+func (s *Store) MarkBootResourceDeployed(ctx context.Context, id int64, at time.Time) error {
+	return s.inTx(ctx, func(q conn) error {
+		res, err := q.exec(ctx, `UPDATE boot_resources SET last_deployed = ? WHERE id = ?`, s.tv(at), id)
+		if err != nil {
+			return fmt.Errorf("mark boot resource %d deployed: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("boot resource", strconv.FormatInt(id, 10))
+		}
+		return nil
+	})
 }
 
 // DeleteBootResource removes the resource; its files go with it.

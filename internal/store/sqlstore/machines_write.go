@@ -336,33 +336,33 @@ func insertInterfaces(ctx context.Context, q conn, mid int64, ifaces []machine.I
 // MACs and BMC when asked.
 func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, hostname, macs, bmc bool) error {
 	if self == 0 {
-		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE system_id = ?`, m.SystemID)
+		h, hn, err := holder(ctx, q, `SELECT system_id, hostname FROM machines WHERE system_id = ?`, m.SystemID)
 		if err != nil {
 			return fmt.Errorf("check system_id: %w", err)
 		}
 		if h != "" {
-			return &store.ConflictError{What: "system_id " + m.SystemID, Holder: h}
+			return &store.ConflictError{What: "system_id " + m.SystemID, Holder: h, HolderName: hn}
 		}
 	}
 	if hostname {
-		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE hostname = ? AND id <> ?`, m.Hostname, self)
+		h, hn, err := holder(ctx, q, `SELECT system_id, hostname FROM machines WHERE hostname = ? AND id <> ?`, m.Hostname, self)
 		if err != nil {
 			return fmt.Errorf("check hostname: %w", err)
 		}
 		if h != "" {
-			return &store.ConflictError{What: "hostname " + m.Hostname, Holder: h}
+			return &store.ConflictError{What: "hostname " + m.Hostname, Holder: h, HolderName: hn}
 		}
 	}
 	if bmc && m.BMCIdentity != "" {
 		// "bmc_identity <> ''" lets SQLite use the partial unique index;
 		// without it each check read every machine, and adding 10,000
 		// machines with BMCs took 82 s instead of a few.
-		h, err := holder(ctx, q, `SELECT system_id FROM machines WHERE bmc_identity = ? AND bmc_identity <> '' AND id <> ?`, m.BMCIdentity, self)
+		h, hn, err := holder(ctx, q, `SELECT system_id, hostname FROM machines WHERE bmc_identity = ? AND bmc_identity <> '' AND id <> ?`, m.BMCIdentity, self)
 		if err != nil {
 			return fmt.Errorf("check BMC: %w", err)
 		}
 		if h != "" {
-			return &store.ConflictError{What: "BMC " + m.BMCIdentity, Holder: h}
+			return &store.ConflictError{What: "BMC " + m.BMCIdentity, Holder: h, HolderName: hn}
 		}
 	}
 	if !macs || len(m.Interfaces) == 0 {
@@ -375,13 +375,13 @@ func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, h
 		}
 		list[k] = i.MAC
 	}
-	var mac, h string
-	err := q.queryRow(ctx, `SELECT i.mac, m.system_id FROM interfaces i JOIN machines m ON m.id = i.machine_id
+	var mac, h, hn string
+	err := q.queryRow(ctx, `SELECT i.mac, m.system_id, m.hostname FROM interfaces i JOIN machines m ON m.id = i.machine_id
 		WHERE i.mac IN `+placeholders(len(list))+` AND i.machine_id <> ? ORDER BY i.mac LIMIT 1`,
-		append(anys(list), self)...).Scan(&mac, &h)
+		append(anys(list), self)...).Scan(&mac, &h, &hn)
 	switch {
 	case err == nil:
-		return &store.ConflictError{What: "mac_address " + mac, Holder: h}
+		return &store.ConflictError{What: "mac_address " + mac, Holder: h, HolderName: hn}
 	case errors.Is(err, sql.ErrNoRows):
 		return nil
 	}
@@ -389,13 +389,14 @@ func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, h
 }
 
 // holder runs a query for one string, returning "" when there is no row.
-func holder(ctx context.Context, q conn, query string, args ...any) (string, error) {
-	var h string
-	err := q.queryRow(ctx, query, args...).Scan(&h)
+// holder runs query, which selects a machine's system_id and hostname;
+// both are empty when no machine holds the value.
+func holder(ctx context.Context, q conn, query string, args ...any) (id, hostname string, err error) {
+	err = q.queryRow(ctx, query, args...).Scan(&id, &hostname)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
+		return "", "", nil
 	}
-	return h, err
+	return id, hostname, err
 }
 
 // explainUnique turns a unique-index violation into a *store.ConflictError.

@@ -35,7 +35,7 @@ func testAgentFields(t *testing.T, s store.Store) {
 	other := newMachine("node2", mac(2))
 	other.BMCIdentity = m.BMCIdentity
 	var ce *store.ConflictError
-	if err := s.CreateMachine(ctx, other, nil); !errors.As(err, &ce) || ce.Holder != m.SystemID {
+	if err := s.CreateMachine(ctx, other, nil); !errors.As(err, &ce) || ce.Holder != m.SystemID || ce.HolderName != m.Hostname {
 		t.Fatalf("create with a taken BMC: %v", err)
 	}
 	other.BMCIdentity = "ipmi|192.0.2.22|623|"

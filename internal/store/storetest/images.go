@@ -67,9 +67,17 @@ func testBootResources(t *testing.T, s store.Store) {
 
 	list, err := s.ListBootResources(ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "noble-web" || list[1].Name != "ubuntu/noble" ||
-		len(list[0].Files) != 1 || len(list[1].Files) != 1 {
+		len(list[0].Files) != 1 || len(list[1].Files) != 1 || !list[0].LastDeployed.IsZero() {
 		t.Fatalf("ListBootResources = %+v, %v", list, err)
 	}
+	deployed := time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
+	if err := s.MarkBootResourceDeployed(ctx, r.ID, deployed); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetBootResource(ctx, r.ID); err != nil || !got.LastDeployed.Equal(deployed) {
+		t.Fatalf("after MarkBootResourceDeployed: %v, %v", got.LastDeployed, err)
+	}
+	wantErrIs(t, s.MarkBootResourceDeployed(ctx, 999999, deployed), store.ErrNotFound)
 	files, err := s.BootResourceFilesBySHA256(ctx, bootFile(2, 0, false).SHA256)
 	if err != nil || len(files) != 2 {
 		t.Fatalf("BootResourceFilesBySHA256 = %+v, %v", files, err)
