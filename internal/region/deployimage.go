@@ -21,7 +21,7 @@ func (s *Service) CheckDeployImage(ctx context.Context, actor machine.Actor, sys
 		return nil // act answers not-found in words of its own
 	}
 	in.Actor, in.Now = actor, s.Now()
-	o, err := machine.Step(m, in, s.Config)
+	o, err := machine.Step(m, in, s.lifecycle(ctx))
 	if err != nil {
 		return nil
 	}
