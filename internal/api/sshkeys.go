@@ -13,15 +13,19 @@ import (
 // MAAS's sshkeys/: each user's public keys, which deployments put on the
 // machines the user deploys.
 
+// sshKeyJSON is MAAS's SSH key (DISPLAY_SSHKEY_FIELDS). keysource is
+// "protocol:id" for an imported key; Anvil imports none, so a read gives
+// MAAS's "" and the answer to a create MAAS's null.
 type sshKeyJSON struct {
-	ID          int64  `json:"id"`
-	Key         string `json:"key"`
-	KeySource   any    `json:"keysource"`
-	ResourceURI string `json:"resource_uri"`
+	ID          int64   `json:"id"`
+	Key         string  `json:"key"`
+	KeySource   *string `json:"keysource"`
+	ResourceURI string  `json:"resource_uri"`
 }
 
 func renderSSHKey(k store.SSHKey) sshKeyJSON {
-	return sshKeyJSON{ID: k.ID, Key: k.Key, ResourceURI: Prefix + "account/prefs/sshkeys/" + itoa(k.ID) + "/"}
+	src := ""
+	return sshKeyJSON{ID: k.ID, Key: k.Key, KeySource: &src, ResourceURI: Prefix + "account/prefs/sshkeys/" + itoa(k.ID) + "/"}
 }
 
 func (s *Server) sshKeysRoutes() []route {
@@ -47,7 +51,9 @@ func (s *Server) sshKeysRoutes() []route {
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusCreated, renderSSHKey(k))
+			j := renderSSHKey(k)
+			j.KeySource = nil
+			writeJSON(w, http.StatusCreated, j)
 			return nil
 		}),
 	}

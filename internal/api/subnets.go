@@ -13,39 +13,85 @@ import (
 // subnets/, vlans/ (dhcp_on) and ipranges/; Anvil keeps dhcp_on on the
 // subnet, which is what an operator sets.
 
+// subnetJSON is MAAS's subnet (DISPLAYED_SUBNET_FIELDS) and, after it,
+// Anvil's DHCP fields. Anvil has no VLAN, fabric or space model yet: every
+// subnet is on MAAS's default VLAN (untagged, fabric-0) in the undefined
+// space, and MAAS's defaults stand for the DNS and discovery settings.
 type subnetJSON struct {
-	ID           int64    `json:"id"`
-	Name         string   `json:"name"`
-	CIDR         string   `json:"cidr"`
-	GatewayIP    *string  `json:"gateway_ip"`
-	DNSServers   []string `json:"dns_servers"`
-	Domain       string   `json:"domain"`
-	DHCPOn       bool     `json:"dhcp_on"`
-	LeaseSeconds int      `json:"lease_seconds"`
-	ResourceURI  string   `json:"resource_uri"`
+	ID                 int64    `json:"id"`
+	Name               string   `json:"name"`
+	Description        string   `json:"description"`
+	VLAN               vlanJSON `json:"vlan"`
+	Space              string   `json:"space"`
+	CIDR               string   `json:"cidr"`
+	GatewayIP          *string  `json:"gateway_ip"`
+	DNSServers         []string `json:"dns_servers"`
+	RDNSMode           int      `json:"rdns_mode"`
+	ActiveDiscovery    bool     `json:"active_discovery"`
+	AllowDNS           bool     `json:"allow_dns"`
+	AllowProxy         bool     `json:"allow_proxy"`
+	Managed            bool     `json:"managed"`
+	DisabledBootArches []string `json:"disabled_boot_architectures"`
+	ResourceURI        string   `json:"resource_uri"`
+
+	Domain       string `json:"domain"`
+	DHCPOn       bool   `json:"dhcp_on"`
+	LeaseSeconds int    `json:"lease_seconds"`
 }
 
+// vlanJSON is MAAS's VLAN object (DISPLAYED_VLAN_FIELDS).
+type vlanJSON struct {
+	ID            int64     `json:"id"`
+	Name          string    `json:"name"`
+	VID           int       `json:"vid"`
+	Fabric        string    `json:"fabric"`
+	FabricID      int64     `json:"fabric_id"`
+	MTU           int       `json:"mtu"`
+	PrimaryRack   *string   `json:"primary_rack"`
+	SecondaryRack *string   `json:"secondary_rack"`
+	DHCPOn        bool      `json:"dhcp_on"`
+	ExternalDHCP  *string   `json:"external_dhcp"`
+	RelayVLAN     *struct{} `json:"relay_vlan"`
+	Space         string    `json:"space"`
+	ResourceURI   string    `json:"resource_uri"`
+}
+
+// undefinedSpace is MAAS's name for "in no space".
+const undefinedSpace = "undefined"
+
+// defaultVLAN is MAAS's default VLAN as a subnet carries it; dhcp_on is
+// the subnet's own, which is where Anvil keeps it.
+func defaultVLAN(dhcp bool) vlanJSON {
+	return vlanJSON{ID: 5001, Name: "untagged", Fabric: "fabric-0", MTU: 1500, DHCPOn: dhcp, Space: undefinedSpace,
+		ResourceURI: Prefix + "vlans/5001/"}
+}
+
+// rdnsEnabled is MAAS's RDNS_MODE.ENABLED, its default for a new subnet.
+const rdnsEnabled = 2
+
 func renderSubnet(s store.Subnet) subnetJSON {
-	j := subnetJSON{ID: s.ID, Name: s.Name, CIDR: s.CIDR, DNSServers: s.DNSServers, Domain: s.Domain, DHCPOn: s.DHCP,
-		LeaseSeconds: s.LeaseSeconds, ResourceURI: Prefix + "subnets/" + itoa(s.ID) + "/"}
+	j := subnetJSON{ID: s.ID, Name: s.Name, VLAN: defaultVLAN(s.DHCP), Space: undefinedSpace, CIDR: s.CIDR,
+		GatewayIP: optional(s.Gateway), DNSServers: s.DNSServers, RDNSMode: rdnsEnabled, AllowDNS: true, AllowProxy: true,
+		Managed: true, DisabledBootArches: []string{}, ResourceURI: Prefix + "subnets/" + itoa(s.ID) + "/",
+		Domain: s.Domain, DHCPOn: s.DHCP, LeaseSeconds: s.LeaseSeconds}
 	if j.DNSServers == nil {
 		j.DNSServers = []string{}
-	}
-	if s.Gateway != "" {
-		g := s.Gateway
-		j.GatewayIP = &g
 	}
 	return j
 }
 
+// iprangeJSON is MAAS's IP range (DISPLAYED_IPRANGE_FIELDS): the subnet as
+// an object, and the user who reserved it, null because Anvil does not
+// record who made a range.
 type iprangeJSON struct {
-	ID          int64  `json:"id"`
-	Type        string `json:"type"`
-	StartIP     string `json:"start_ip"`
-	EndIP       string `json:"end_ip"`
-	Subnet      int64  `json:"subnet"`
-	Comment     string `json:"comment"`
-	ResourceURI string `json:"resource_uri"`
+	ID          int64      `json:"id"`
+	Type        string     `json:"type"`
+	StartIP     string     `json:"start_ip"`
+	EndIP       string     `json:"end_ip"`
+	Comment     string     `json:"comment"`
+	User        *userJSON  `json:"user"`
+	Subnet      subnetJSON `json:"subnet"`
+	ResourceURI string     `json:"resource_uri"`
 }
 
 func (s *Server) subnetsRoutes() []route {
@@ -190,9 +236,17 @@ func (s *Server) ipRangesRoutes() []route {
 			if err != nil {
 				return err
 			}
+			subnets, err := s.store.ListSubnets(r.Context())
+			if err != nil {
+				return err
+			}
+			byID := make(map[int64]store.Subnet, len(subnets))
+			for _, sn := range subnets {
+				byID[sn.ID] = sn
+			}
 			out := make([]iprangeJSON, 0, len(rs))
 			for _, ir := range rs {
-				out = append(out, renderRange(ir))
+				out = append(out, renderRange(ir, byID[ir.SubnetID]))
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
@@ -201,9 +255,9 @@ func (s *Server) ipRangesRoutes() []route {
 	}
 }
 
-func renderRange(ir store.IPRange) iprangeJSON {
-	return iprangeJSON{ID: ir.ID, Type: ir.Type, StartIP: ir.Start, EndIP: ir.End, Subnet: ir.SubnetID, Comment: ir.Comment,
-		ResourceURI: Prefix + "ipranges/" + itoa(ir.ID) + "/"}
+func renderRange(ir store.IPRange, sn store.Subnet) iprangeJSON {
+	return iprangeJSON{ID: ir.ID, Type: ir.Type, StartIP: ir.Start, EndIP: ir.End, Comment: ir.Comment,
+		Subnet: renderSubnet(sn), ResourceURI: Prefix + "ipranges/" + itoa(ir.ID) + "/"}
 }
 
 // createIPRange checks that the range lies in its subnet and overlaps no
@@ -253,7 +307,7 @@ func (s *Server) createIPRange(w http.ResponseWriter, r *request) error {
 		return err
 	}
 	s.svc.Hub.Notify()
-	writeJSON(w, http.StatusOK, renderRange(ir))
+	writeJSON(w, http.StatusOK, renderRange(ir, *sn))
 	return nil
 }
 
