@@ -145,11 +145,19 @@ func (s *BootSource) sign(mac string, c boot.Client) string {
 // ipxeTop is what DHCP hands iPXE: it asks for the machine's own config
 // and falls back to the default one, as firmware does with PXELINUX and
 // GRUB's files (a bare iPXE script URL has no fall-back of its own).
+//
+// Each chain replaces this script. Without --replace a chained script
+// that ends (a local boot's exit, a failed kernel fetch) returns here, and
+// the next line boots the enlistment environment: a deployed machine with
+// the network first in its boot order never reached its disk. Only a
+// config that cannot be fetched at all goes on to the next line; the last
+// one exits to the firmware's next boot device.
 func (s *BootSource) ipxeTop() []byte {
 	return []byte("#!ipxe\n" +
-		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-${mac} ||\n" +
-		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-default-${buildarch} ||\n" +
-		"chain --autofree " + s.HTTPBase + "/ipxe.cfg-default-amd64\n")
+		"chain --autofree --replace " + s.HTTPBase + "/ipxe.cfg-${mac} ||\n" +
+		"chain --autofree --replace " + s.HTTPBase + "/ipxe.cfg-default-${buildarch} ||\n" +
+		"chain --autofree --replace " + s.HTTPBase + "/ipxe.cfg-default-amd64 ||\n" +
+		"exit 1\n")
 }
 
 func (s *BootSource) report(mac, uuid string, c boot.Client, purpose machine.BootPurpose, detail string) {

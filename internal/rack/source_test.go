@@ -76,7 +76,7 @@ func TestBootSourceAnswers(t *testing.T) {
 		{"ipxe.cfg-default-amd64", []string{"anvil.purpose=enlist", "anvil.url=http://192.0.2.1:5240/MAAS/metadata/"}, nil},
 		{"pxelinux.cfg/default", []string{"anvil.purpose=enlist"}, nil},
 		{"grub/grub.cfg", []string{"net_default_mac"}, nil},
-		{"ipxe.cfg", []string{"#!ipxe", "http://192.0.2.1:5248/ipxe.cfg-${mac}", "ipxe.cfg-default-amd64"}, nil},
+		{"ipxe.cfg", []string{"#!ipxe", "chain --autofree --replace http://192.0.2.1:5248/ipxe.cfg-${mac} ||\n", "--replace http://192.0.2.1:5248/ipxe.cfg-default-amd64", "\nexit 1\n"}, nil},
 		{"lpxelinux.0", []string{"loader"}, nil},
 		{"missing.efi", nil, boot.ErrNotFound},
 		{"../etc/passwd", nil, boot.ErrBadName},

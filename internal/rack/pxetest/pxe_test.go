@@ -36,6 +36,8 @@ echo "ANVIL-BOOT-OK purpose=$p" > /dev/ttyS0
 /bin/poweroff -f
 `
 
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func kernel(t *testing.T) string {
 	ks, _ := filepath.Glob("/boot/vmlinuz-*")
 	if len(ks) == 0 {
@@ -44,10 +46,20 @@ func kernel(t *testing.T) string {
 	return ks[len(ks)-1]
 }
 
-// TestPXEBootFromAnvil: an unknown machine gets the default (enlist)
-// config; a known machine gets its own config, even with the region
-// stopped; both load Anvil's kernel and initrd over HTTP and run /init.
-func TestPXEBootFromAnvil(t *testing.T) {
+// site is a region on loopback and a rack serving DHCP, TFTP and HTTP
+// boot on a bridge in the test's own namespace, with the busybox
+// initramfs of initScript as the ephemeral environment.
+type site struct {
+	ns   *netns.NS
+	srv  *serve.Server
+	cl   *client.Client
+	rk   *rack.Rack
+	base string
+	// regionUp is cleared by a test that stops the region itself.
+	regionUp bool
+}
+
+func newSite(t *testing.T, taps ...string) *site {
 	if testing.Short() {
 		t.Skip("boots QEMU machines")
 	}
@@ -55,19 +67,18 @@ func TestPXEBootFromAnvil(t *testing.T) {
 		t.Skip("qemu-system-x86_64 is not installed")
 	}
 	kern := kernel(t)
-	ns := netns.New(t, fmt.Sprintf("anvpxe%d", os.Getpid()))
-	ns.Bridge("br0", "192.0.2.1/24", "tap0", "tap1")
+	s := &site{ns: netns.New(t, fmt.Sprintf("anvpxe%d", os.Getpid()))}
+	s.ns.Bridge("br0", "192.0.2.1/24", taps...)
 	ctx := context.Background()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	// Region, on loopback in the test's own namespace.
-	srv, err := serve.Start(ctx, serve.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Log: log})
+	srv, err := serve.Start(ctx, serve.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
-	regionUp := true
+	s.srv, s.regionUp = srv, true
 	t.Cleanup(func() {
-		if regionUp {
+		if s.regionUp {
 			_ = srv.Close(ctx)
 		}
 	})
@@ -75,21 +86,16 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + srv.Addr.String() + "/MAAS/"
-	cl, err := client.New(base, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const knownMAC, unknownMAC = "52:54:00:12:34:56", "52:54:00:65:43:21"
-	if _, err := cl.CreateMachine(ctx, url.Values{"hostname": {"known"}, "mac_addresses": {knownMAC}}); err != nil {
+	s.base = "http://" + srv.Addr.String() + "/MAAS/"
+	if s.cl, err = client.New(s.base, key); err != nil {
 		t.Fatal(err)
 	}
 	// The subnet and its dynamic range are managed through the API; the
 	// rack's DHCP server takes them from the boot stream.
-	if _, err := cl.Do(ctx, "POST", "subnets/", nil, url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}); err != nil {
+	if _, err := s.cl.Do(ctx, "POST", "subnets/", nil, url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.Do(ctx, "POST", "ipranges/", nil, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}); err != nil {
+	if _, err := s.cl.Do(ctx, "POST", "ipranges/", nil, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -112,7 +118,7 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	}
 	var tftpConn net.PacketConn
 	var httpLn net.Listener
-	if err := ns.Do(func() (err error) {
+	if err := s.ns.Do(func() (err error) {
 		if tftpConn, err = net.ListenPacket("udp4", "192.0.2.1:69"); err != nil {
 			return err
 		}
@@ -121,20 +127,69 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rk, err := rack.Start(ctx, rack.Config{
-		DataDir: rackDir, RegionURL: base, APIKey: key, HTTPBase: "http://192.0.2.1:5248",
-		TFTPConn: tftpConn, HTTPListener: httpLn, Log: log,
+	s.rk, err = rack.Start(ctx, rack.Config{
+		DataDir: rackDir, RegionURL: s.base, APIKey: key, HTTPBase: "http://192.0.2.1:5248",
+		TFTPConn: tftpConn, HTTPListener: httpLn, Log: quiet,
 		DHCPInterface: "br0", DHCPServerIP: netip.MustParseAddr("192.0.2.1"),
-		DHCPListen: func(s *dhcp.Server) error {
+		DHCPListen: func(d *dhcp.Server) error {
 			errc := make(chan error, 1)
-			ns.Go(func() { errc <- s.ListenAndServe("br0") })
+			s.ns.Go(func() { errc <- d.ListenAndServe("br0") })
 			return <-errc
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rk.Close() })
+	t.Cleanup(func() { s.rk.Close() })
+	return s
+}
+
+// machine is a QEMU machine on tap that boots from the network first,
+// every time, as MAAS sites set their servers; disk may be "".
+func (s *site) machine(t *testing.T, name, mac, tap, firmware, disk string) *lab.QEMUMachine {
+	t.Helper()
+	m, err := lab.NewQEMU(lab.QEMUConfig{
+		ID: name, UUID: "6f2c1f1e-0000-4000-8000-00000000000" + name[len(name)-1:], MACs: []string{mac},
+		NetDevs: []string{tap}, Netns: s.ns.Name, Memory: 512, StateDir: t.TempDir(), Firmware: firmware, Disk: disk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := m.SetBootDevice("network", true, false); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// waitSerial waits until the machine's serial console shows want.
+func waitSerial(t *testing.T, m *lab.QEMUMachine, want string, d time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		out, _ := os.ReadFile(m.SerialLog())
+		if strings.Contains(string(out), want) {
+			return string(out)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never printed %q; serial console:\n%s", m.ID(), want, tail(out, 3000))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestPXEBootFromAnvil: an unknown machine gets the default (enlist)
+// config; a known machine gets its own config, even with the region
+// stopped; both load Anvil's kernel and initrd over HTTP and run /init.
+func TestPXEBootFromAnvil(t *testing.T) {
+	s := newSite(t, "tap0", "tap1")
+	ctx := context.Background()
+	srv, cl := s.srv, s.cl
+	const knownMAC, unknownMAC = "52:54:00:12:34:56", "52:54:00:65:43:21"
+	if _, err := cl.CreateMachine(ctx, url.Values{"hostname": {"known"}, "mac_addresses": {knownMAC}}); err != nil {
+		t.Fatal(err)
+	}
+	rk := s.rk
 	waitFor(t, "the rack to learn the known machine and the subnet", 10*time.Second, func() bool {
 		_, ok := rk.Cache.ByMAC(knownMAC)
 		return ok && len(rk.Cache.Subnets()) == 1
@@ -142,31 +197,12 @@ func TestPXEBootFromAnvil(t *testing.T) {
 
 	boot := func(name, mac, tap, firmware, want string) {
 		t.Helper()
-		m, err := lab.NewQEMU(lab.QEMUConfig{
-			ID: name, UUID: "6f2c1f1e-0000-4000-8000-00000000000" + name[len(name)-1:], MACs: []string{mac},
-			NetDevs: []string{tap}, Netns: ns.Name, Memory: 512, StateDir: t.TempDir(), Firmware: firmware,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		if err := m.SetBootDevice("network", true, false); err != nil {
-			t.Fatal(err)
-		}
+		m := s.machine(t, name, mac, tap, firmware, "")
 		if err := m.PowerOn(); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(4 * time.Minute)
-		for {
-			out, _ := os.ReadFile(m.SerialLog())
-			if strings.Contains(string(out), want) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never printed %q; serial console:\n%s", name, want, tail(out, 3000))
-			}
-			time.Sleep(500 * time.Millisecond)
-		}
+		waitSerial(t, m, want, 4*time.Minute)
+		m.Close()
 	}
 	boot("vm1", unknownMAC, "tap1", "bios", "ANVIL-BOOT-OK purpose=enlist")
 	// The unknown machine is listed, with the address DHCP gave it.
@@ -176,7 +212,7 @@ func TestPXEBootFromAnvil(t *testing.T) {
 	})
 
 	// The region stops; the rack still answers the known machine.
-	regionUp = false
+	s.regionUp = false
 	if err := srv.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +220,7 @@ func TestPXEBootFromAnvil(t *testing.T) {
 
 	// The region comes back: the boot steps the rack saw while it was
 	// away reach the machine's timeline.
-	srv2, err := serve.Start(ctx, serve.Config{DataDir: srv.DataDir(), Listen: srv.Addr.String(), Log: log})
+	srv2, err := serve.Start(ctx, serve.Config{DataDir: srv.DataDir(), Listen: srv.Addr.String(), Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
