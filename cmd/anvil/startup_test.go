@@ -179,7 +179,7 @@ func TestBootURLFromTheDHCPInterface(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
-	if b := get("/ipxe.cfg"); !strings.Contains(b, "chain --autofree http://192.0.2.1:5248/ipxe.cfg-${mac}") {
+	if b := get("/ipxe.cfg"); !strings.Contains(b, "chain --autofree --replace http://192.0.2.1:5248/ipxe.cfg-${mac}") {
 		t.Errorf("ipxe.cfg does not chain to the bridge's address:\n%s", b)
 	}
 	if b := get("/ipxe.cfg-default-amd64"); !strings.Contains(b, "anvil.url=http://192.0.2.1:5240/MAAS/metadata/") ||

@@ -92,3 +92,31 @@ func create[T any](ctx context.Context, c *Client, path string, form url.Values,
 	keep(&v, body)
 	return v, nil
 }
+
+// UnmarshalJSON reads the range's subnet as MAAS gives it (an object with
+// its id) or as a bare id.
+func (r *IPRange) UnmarshalJSON(b []byte) error {
+	type plain IPRange
+	var aux struct {
+		plain
+		Subnet json.RawMessage `json:"subnet"`
+	}
+	if err := json.Unmarshal(b, &aux); err != nil {
+		return err
+	}
+	*r = IPRange(aux.plain)
+	if len(aux.Subnet) == 0 || string(aux.Subnet) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(aux.Subnet, &r.Subnet); err == nil {
+		return nil
+	}
+	var obj struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal(aux.Subnet, &obj); err != nil {
+		return fmt.Errorf("ip range subnet: %w", err)
+	}
+	r.Subnet = obj.ID
+	return nil
+}
