@@ -24,7 +24,8 @@ type migrationLock struct {
 	tx   *sql.Tx
 }
 
-// Lock implements goose's lock.Locker.
+// Lock takes the lock (the *sql.DB is unused; the signature is goose's
+// lock.Locker).
 func (l *migrationLock) Lock(ctx context.Context, _ *sql.DB) error {
 	params := url.Values{
 		"_busy_timeout": {strconv.Itoa(int(migrationLockTimeout / time.Millisecond))},
@@ -44,7 +45,7 @@ func (l *migrationLock) Lock(ctx context.Context, _ *sql.DB) error {
 	return nil
 }
 
-// Unlock implements goose's lock.Locker.
+// Unlock releases it.
 func (l *migrationLock) Unlock(context.Context, *sql.DB) error {
 	if l.db == nil {
 		return nil

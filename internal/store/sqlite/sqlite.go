@@ -73,16 +73,26 @@ func Open(ctx context.Context, path string, sealer *secret.Sealer) (store.Store,
 	if err := prepareFile(path); err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
+	// The lock covers the switch to WAL as well as the migrations: two
+	// connections switching a new file at once deadlock in SQLite's
+	// rollback-journal locking, and one gets SQLITE_BUSY at once, without
+	// waiting out the busy timeout.
+	lock := &migrationLock{path: path + ".migrate-lock"}
+	if err := lock.Lock(ctx, nil); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	write, err := openPool(path, 1, url.Values{
 		"_journal_mode": {"WAL"},
 		"_synchronous":  {"NORMAL"},
 		"_txlock":       {"immediate"},
 	})
 	if err != nil {
+		lock.Unlock(ctx, nil)
 		return nil, err
 	}
-	if err := sqlstore.Migrate(ctx, write, goose.DialectSQLite3, mustSub(migrations, "migrations"),
-		goose.WithLocker(&migrationLock{path: path + ".migrate-lock"})); err != nil {
+	err = sqlstore.Migrate(ctx, write, goose.DialectSQLite3, mustSub(migrations, "migrations"))
+	lock.Unlock(ctx, nil)
+	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite %s: %w", path, err)
 	}
