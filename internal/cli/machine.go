@@ -33,11 +33,7 @@ func machineShowCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var m client.Machine
-			_, err = withMachine(cmd.Context(), c, args[0], func(id string) (err error) {
-				m, err = c.GetMachine(cmd.Context(), id)
-				return err
-			})
+			m, err := resolveMachine(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
