@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +18,7 @@ func (c *Client) GetConfig(ctx context.Context, name string) (json.RawMessage, e
 	if err != nil {
 		return nil, fmt.Errorf("get setting %s: %w", name, err)
 	}
+	body = bytes.TrimSpace(body)
 	if !json.Valid(body) {
 		return nil, fmt.Errorf("get setting %s: the server's answer is not JSON", name)
 	}
