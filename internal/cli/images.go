@@ -149,7 +149,7 @@ func imageUploadCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			b, err := uploadImage(cmd, c, f, size, url.Values{
+			b, resumed, err := uploadImage(cmd, c, f, size, url.Values{
 				"name": {name}, "architecture": {arch}, "filetype": {ft}, "title": {title},
 			})
 			if err != nil {
@@ -158,7 +158,11 @@ func imageUploadCmd(o *options) *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), b.Raw)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Image %d: %s %s, %s, %s, uploaded.\n", b.ID, clean(b.Name), clean(b.Architecture), ft, byteSize(size))
+			how := "uploaded"
+			if resumed > 0 {
+				how += " (resumed after " + byteSize(resumed) + ")"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Image %d: %s %s, %s, %s, %s.\n", b.ID, clean(b.Name), clean(b.Architecture), ft, byteSize(size), how)
 			return nil
 		},
 	}
@@ -206,37 +210,71 @@ func openImage(path, filetype string) (*os.File, int64, string, error) {
 
 // uploadImage declares the image with its SHA-256 and size, then sends
 // the bytes in chunks from where the server's copy ends, as MAAS's
-// clients do; a server that already has the bytes needs none.
-func uploadImage(cmd *cobra.Command, c *client.Client, f *os.File, size int64, form url.Values) (client.BootResource, error) {
+// clients do; a server that already has the bytes needs none. An upload
+// of the same bytes to the same image left unfinished is taken up where
+// it stopped. It returns the image and the bytes a resumed upload had.
+func uploadImage(cmd *cobra.Command, c *client.Client, f *os.File, size int64, form url.Values) (client.BootResource, int64, error) {
 	ctx := cmd.Context()
 	base := filepath.Base(f.Name())
 	sum, err := hashImage(newProgress(cmd.ErrOrStderr(), "Checking "+base, size), f)
 	if err != nil {
-		return client.BootResource{}, fmt.Errorf("%s: %w", f.Name(), err)
+		return client.BootResource{}, 0, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	form.Set("sha256", sum)
-	form.Set("size", strconv.FormatInt(size, 10))
-	b, err := c.CreateBootResource(ctx, form)
+	b, file, err := unfinished(ctx, c, form, sum, size)
 	if err != nil {
-		return b, err
-	}
-	// The file just declared is the newest of those with these bytes.
-	var file *client.BootResourceFile
-	for _, fl := range filesOldestFirst(b) {
-		if fl.SHA256 == sum {
-			file = &fl
-		}
-	}
-	if file != nil && (file.Complete || file.UploadURI == "") {
-		file = nil
+		return b, 0, err
 	}
 	if file == nil {
-		return b, nil // the server had these bytes already
+		form.Set("sha256", sum)
+		form.Set("size", strconv.FormatInt(size, 10))
+		if b, err = c.CreateBootResource(ctx, form); err != nil {
+			return b, 0, err
+		}
+		// The file just declared is the newest of those with these bytes.
+		for _, fl := range filesOldestFirst(b) {
+			if fl.SHA256 == sum {
+				file = &fl
+			}
+		}
+		if file == nil || file.Complete || file.UploadURI == "" {
+			return b, 0, nil // the server had these bytes already
+		}
 	}
 	if err := sendChunks(ctx, c, newProgress(cmd.ErrOrStderr(), "Uploading "+base, size), f, *file); err != nil {
-		return b, fmt.Errorf("%w (image %d stays incomplete: upload again, or anvil images delete %d)", err, b.ID, b.ID)
+		return b, 0, fmt.Errorf("%w (image %d stays incomplete: upload it again to resume, or anvil images delete %d)", err, b.ID, b.ID)
 	}
-	return c.GetBootResource(ctx, b.ID)
+	b, err = c.GetBootResource(ctx, b.ID)
+	return b, file.Received, err
+}
+
+// unfinished finds an incomplete file of the image form names (the same
+// name, architecture and title) with these bytes, or returns nil.
+func unfinished(ctx context.Context, c *client.Client, form url.Values, sum string, size int64) (client.BootResource, *client.BootResourceFile, error) {
+	name, arch := strings.TrimPrefix(form.Get("name"), "custom/"), form.Get("architecture")
+	if !strings.Contains(arch, "/") {
+		arch += "/generic"
+	}
+	bs, err := c.ListBootResources(ctx)
+	if err != nil {
+		return client.BootResource{}, nil, err
+	}
+	for _, b := range bs {
+		if b.Name != name || b.Architecture != arch || b.Title != form.Get("title") {
+			continue
+		}
+		full, err := c.GetBootResource(ctx, b.ID)
+		if err != nil {
+			return full, nil, err
+		}
+		var file *client.BootResourceFile
+		for _, fl := range filesOldestFirst(full) {
+			if fl.SHA256 == sum && fl.Size == size && !fl.Complete && fl.UploadURI != "" {
+				file = &fl
+			}
+		}
+		return full, file, nil
+	}
+	return client.BootResource{}, nil, nil
 }
 
 func hashImage(p *progress, f *os.File) (string, error) {

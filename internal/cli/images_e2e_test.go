@@ -6,15 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/anvilmetal/anvil/internal/cli"
+	"github.com/anvilmetal/anvil/internal/client"
 )
 
 // rootTarball is a gzip root filesystem tarball of a few files.
@@ -135,6 +139,36 @@ func TestE2EImages(t *testing.T) {
 			!strings.Contains(stderr, "\r\x1b[KUploading small.img: 100% (64.0 KiB of 64.0 KiB") || !strings.HasSuffix(stderr, ")\n") {
 			t.Errorf("upload on a terminal: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 		}
+
+		// An upload that stopped after its first chunk is taken up where
+		// it stopped: no second file, the rest of the bytes only.
+		part := rawDisk(4<<20 + 8192)
+		part[700] = 2
+		c, err := client.New(e.url, e.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started, err := c.CreateBootResource(ctx, url.Values{"name": {"part"}, "architecture": {"amd64"}, "filetype": {"ddraw"},
+			"sha256": {sum(part)}, "size": {strconv.Itoa(len(part))}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, set := range started.Sets {
+			if _, err := c.UploadChunk(ctx, set.Files["ddraw"].UploadURI, part[:4<<20]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = e.ok("images", "upload", writeFile(t, "part.img", part), "--name", "part")
+		if want := fmt.Sprintf("Image %d: part amd64/generic, ddraw, 4.0 MiB, uploaded (resumed after 4.0 MiB).\n", started.ID); out != want {
+			t.Errorf("resumed upload printed %q, want %q", out, want)
+		}
+		if b, err := e.srv.Store.GetBootResource(ctx, started.ID); err != nil || len(b.Files) != 1 || !b.Files[0].Complete {
+			t.Errorf("resumed image: %+v %v", b, err)
+		}
+		if got := e.download(sum(part)); !bytes.Equal(got, part) {
+			t.Errorf("the resumed upload serves %d bytes (sha256 %s), not the %d uploaded", len(got), sum(got), len(part))
+		}
+		e.ok("images", "delete", "part")
 
 		out = e.ok("images", "list")
 		if !strings.HasPrefix(out, "ID ") || lineWith(out, tgzID, "debian-12", "amd64/generic", "tgz", "ready", "Debian 12") == "" ||
