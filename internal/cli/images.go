@@ -299,6 +299,7 @@ func hashImage(p *progress, f *os.File) (string, error) {
 func sendChunks(ctx context.Context, c *client.Client, p *progress, f *os.File, file client.BootResourceFile) error {
 	defer p.end()
 	off := file.Received
+	p.base = off
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ type progress struct {
 	w        io.Writer // nil when not a terminal
 	what     string
 	total    int64
+	base     int64 // bytes done before this run (a resumed upload), not counted in the rate
 	start    time.Time
 	last     time.Time
 	interval time.Duration
@@ -52,7 +53,7 @@ func (p *progress) update(done int64) {
 	pct := 100 * float64(done) / float64(max(p.total, 1))
 	line := fmt.Sprintf("%s: %3.0f%% (%s of %s", p.what, pct, byteSize(done), byteSize(p.total))
 	if secs := now.Sub(p.start).Seconds(); secs > 0.5 {
-		line += ", " + byteSize(int64(float64(done)/secs)) + "/s"
+		line += ", " + byteSize(int64(float64(done-p.base)/secs)) + "/s"
 	}
 	// \r and erase-to-end redraw the line in place.
 	fmt.Fprintf(p.w, "\r\x1b[K%s)", line)
