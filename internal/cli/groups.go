@@ -54,7 +54,7 @@ func groupCmd(o *options, g groupAPI) *cobra.Command {
 	}
 	var asJSON bool
 	list := &cobra.Command{
-		Use: "list", Aliases: []string{"ls"}, Short: "List " + g.use, Args: cobra.NoArgs,
+		Use: "list", Aliases: []string{"ls"}, Short: "List " + g.noun + "s", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, gs, err := listed(cmd)
 			if err != nil {
