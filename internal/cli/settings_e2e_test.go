@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -54,6 +55,31 @@ func TestE2ESettings(t *testing.T) {
 		// An administrator reads the secret by name.
 		if out := e.ok("settings", "get", "maas_auto_ipmi_k_g_bmc_key"); out != secret+"\n" {
 			t.Errorf("settings get of the secret printed %q", out)
+		}
+
+		// Another user reads the settings but not the secrets, and changes
+		// nothing; the refusals are the server's.
+		ctx := context.Background()
+		if _, err := e.srv.Store.EnsureUser(ctx, "alice", false); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := e.srv.Store.CreateToken(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ok("login", "alice", e.url, tok.APIKey())
+		out = e.ok("settings", "get", "--profile", "alice")
+		if lineWith(out, "maas_auto_ipmi_k_g_bmc_key", "(administrators only)") == "" || lineWith(out, "power_poll_interval", "120") == "" || strings.Contains(out, secret) {
+			t.Errorf("settings get (all) as a user:\n%s", out)
+		}
+		e.fails([]string{"settings", "get", "maas_auto_ipmi_k_g_bmc_key", "--profile", "alice"}, "403 Forbidden", "Only administrators")
+		e.fails([]string{"settings", "set", "power_poll_interval", "1h", "--profile", "alice"}, "403 Forbidden")
+		e.fails([]string{"tags", "create", "mine", "--profile", "alice"}, "403 Forbidden")
+		e.fails([]string{"zones", "create", "mine", "--profile", "alice"}, "403 Forbidden")
+		e.fails([]string{"images", "upload", writeFile(t, "root.tar.gz", rootTarball(t)), "--name", "mine", "--profile", "alice"},
+			"403 Forbidden", "needs an administrator")
+		if out := e.ok("settings", "get", "power_poll_interval"); out != "120\n" {
+			t.Errorf("after a user's refused set: %q", out)
 		}
 	})
 }
