@@ -64,6 +64,9 @@ var actions = []action{
 	{"mark-fixed", "mark_fixed", "Mark a broken machine fixed", commentFlag},
 	{"power-on", "power_on", "Power a machine on", commentFlag},
 	{"power-off", "power_off", "Power a machine off", commentFlag},
+	{"rescue-mode", "rescue_mode", "Boot a machine into the rescue environment", commentFlag},
+	{"exit-rescue-mode", "exit_rescue_mode", "Take a machine out of rescue mode", commentFlag},
+	{"test", "test", "Run a machine's hardware tests", commentFlag},
 }
 
 func actionCmds(o *options) []*cobra.Command {

@@ -21,12 +21,13 @@ type options struct {
 }
 
 // Commands returns the client commands (login, logout, machines, machine,
-// events, subnets, ipranges) for the caller to add to its root command. Run that root with Run
+// events, subnets, ipranges, images, tags, zones, pools, settings) for the caller to add to its root command. Run that root with Run
 // to get the CLI's error convention.
 func Commands() []*cobra.Command {
 	o := &options{}
 	cmds := []*cobra.Command{
 		loginCmd(o), logoutCmd(o), machinesCmd(o), machineCmd(o), eventsCmd(o), subnetsCmd(o), ipRangesCmd(o),
+		imagesCmd(o), tagsCmd(o), zonesCmd(o), poolsCmd(o), settingsCmd(o),
 	}
 	for _, c := range cmds {
 		c.PersistentFlags().StringVar(&o.configPath, "config", "",

@@ -400,13 +400,13 @@ func TestE2EMachineLifecycle(t *testing.T) {
 		}
 
 		// The operator's path to Ready: broken, then fixed.
-		if out := e.ok("machine", "mark-broken", id2, "--comment", "fan noise"); out != host2+" ("+id2+"): Broken, power unknown\n" {
+		if out := e.ok("machine", "mark-broken", id2, "--comment", "fan noise"); out != host2+" ("+id2+"): Broken, power unknown: Marked broken by admin: fan noise\n" {
 			t.Errorf("mark-broken printed %q", out)
 		}
 		if got := e.showJSON(host2); got.StatusName != "Broken" || !strings.Contains(got.StatusMessage, "fan noise") {
 			t.Errorf("after mark-broken: %s (%s)", got.StatusName, got.StatusMessage)
 		}
-		if out := e.ok("machine", "mark-fixed", host2); out != host2+" ("+id2+"): Ready, power unknown\n" {
+		if out := e.ok("machine", "mark-fixed", host2); out != host2+" ("+id2+"): Ready, power unknown: Marked fixed by admin\n" {
 			t.Errorf("mark-fixed printed %q", out)
 		}
 
@@ -443,9 +443,11 @@ func TestE2EMachineLifecycle(t *testing.T) {
 			t.Errorf("released machine still owned by %q", *got.Owner)
 		}
 
-		// Power: manual power cannot be queried, so the state is unknown.
-		for _, op := range []string{"power-on", "power-off", "power-state"} {
-			if out := e.ok("machine", op, id); out != host1+" ("+id+"): Ready, power unknown\n" {
+		// Power: manual power cannot be queried, so the state is unknown,
+		// and the line says what the operator must do.
+		for op, want := range map[string]string{"power-on": "power it on now", "power-off": "power it off now", "power-state": "power it off now"} {
+			if out := e.ok("machine", op, id); !strings.HasPrefix(out, host1+" ("+id+"): Ready, power unknown: ") ||
+				!strings.HasSuffix(out, want+": Anvil cannot power this machine (power type manual)\n") {
 				t.Errorf("%s printed %q", op, out)
 			}
 		}

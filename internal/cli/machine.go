@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/url"
@@ -17,7 +18,7 @@ func machineCmd(o *options) *cobra.Command {
 		Use:   "machine",
 		Short: "Work with one machine (by system id or hostname)",
 	}
-	cmd.AddCommand(machineShowCmd(o), machineAddCmd(o), machineDeleteCmd(o))
+	cmd.AddCommand(machineShowCmd(o), machineAddCmd(o), machineDeleteCmd(o), machineAcceptCmd(o))
 	cmd.AddCommand(actionCmds(o)...)
 	return cmd
 }
@@ -33,11 +34,7 @@ func machineShowCmd(o *options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var m client.Machine
-			_, err = withMachine(cmd.Context(), c, args[0], func(id string) (err error) {
-				m, err = c.GetMachine(cmd.Context(), id)
-				return err
-			})
+			m, err := resolveMachine(cmd.Context(), c, args[0])
 			if err != nil {
 				return err
 			}
@@ -196,4 +193,42 @@ func printResult(cmd *cobra.Command, m client.Machine, asJSON bool) error {
 	}
 	_, err := fmt.Fprintln(cmd.OutOrStdout(), summary(m))
 	return err
+}
+
+// machineAcceptCmd takes the boot held for each machine (one its BMC added
+// whose boot could not be corroborated) as that machine's.
+func machineAcceptCmd(o *options) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "accept ID...",
+		Short: "Accept the boot held for a machine its BMC added, so its next boot is its own",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			ids := make([]string, len(args))
+			for i, ref := range args {
+				m, err := resolveMachine(cmd.Context(), c, ref)
+				if err != nil {
+					return err
+				}
+				ids[i] = m.SystemID
+			}
+			ms, err := c.AcceptMachines(cmd.Context(), ids)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSONList(cmd.OutOrStdout(), raws(ms, func(m client.Machine) json.RawMessage { return m.Raw }))
+			}
+			for _, m := range ms {
+				fmt.Fprintln(cmd.OutOrStdout(), summary(m))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the server's JSON for the machines")
+	return cmd
 }

@@ -104,10 +104,16 @@ func printJSONList(w io.Writer, raws []json.RawMessage) error {
 	return printJSON(w, b)
 }
 
-// summary is the one line that action commands print.
+// summary is the one line that action commands print: hostname, status
+// and power, then the status message when it says more than the status
+// ("power it on now", why a deploy failed).
 func summary(m client.Machine) string {
-	return fmt.Sprintf("%s (%s): %s, power %s", clean(m.Hostname), clean(m.SystemID),
+	s := fmt.Sprintf("%s (%s): %s, power %s", clean(m.Hostname), clean(m.SystemID),
 		clean(m.StatusName), clean(m.PowerState))
+	if msg := clean(m.StatusMessage); msg != "-" && msg != clean(m.StatusName) {
+		s += ": " + msg
+	}
+	return s
 }
 
 // gib shows MiB as GiB without trailing zeros: 8192 → "8 GiB", 1536 → "1.5 GiB".

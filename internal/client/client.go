@@ -129,20 +129,24 @@ func (c *Client) Do(ctx context.Context, method, path string, query, form url.Va
 // send signs and sends a request and checks its status; the caller owns the
 // body of a successful answer.
 func (c *Client) send(ctx context.Context, method, path string, query, form url.Values, accept string) (*http.Response, error) {
+	if form == nil {
+		return c.sendBody(ctx, method, path, query, nil, "", accept)
+	}
+	return c.sendBody(ctx, method, path, query, strings.NewReader(form.Encode()), "application/x-www-form-urlencoded", accept)
+}
+
+// sendBody is send with any body (nil for none) of the given content type.
+func (c *Client) sendBody(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType, accept string) (*http.Response, error) {
 	u := c.base.String() + apiPrefix + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
-	}
-	var body io.Reader
-	if form != nil {
-		body = strings.NewReader(form.Encode())
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	if form != nil {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", c.UserAgent)

@@ -22,14 +22,20 @@ func (c *Client) ListMachines(ctx context.Context, filter url.Values) ([]Machine
 	if err != nil {
 		return nil, fmt.Errorf("list machines: %w", err)
 	}
+	return decodeMachines(body, "list machines")
+}
+
+// decodeMachines decodes a list of machines, each keeping its JSON.
+func decodeMachines(body []byte, what string) ([]Machine, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
-		return nil, fmt.Errorf("list machines: decoding answer: %w", err)
+		return nil, fmt.Errorf("%s: decoding answer: %w", what, err)
 	}
 	ms := make([]Machine, len(raws))
 	for i, r := range raws {
+		var err error
 		if ms[i], err = decodeMachine(r); err != nil {
-			return nil, fmt.Errorf("list machines: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	return ms, nil
@@ -126,4 +132,16 @@ func nonNil(v url.Values) url.Values {
 		return url.Values{}
 	}
 	return v
+}
+
+// AcceptMachines takes the boot last held for each machine (one added by
+// its BMC alone) as that machine's (POST machines/?op=accept), and
+// returns the machines as the server left them. The server accepts none
+// unless every one has a held boot.
+func (c *Client) AcceptMachines(ctx context.Context, ids []string) ([]Machine, error) {
+	body, err := c.Do(ctx, http.MethodPost, "machines/", opQuery("accept"), url.Values{"machines": ids})
+	if err != nil {
+		return nil, fmt.Errorf("accept: %w", err)
+	}
+	return decodeMachines(body, "accept")
 }
