@@ -60,6 +60,10 @@ type Config struct {
 	// namespace).
 	TFTPConn     net.PacketConn
 	HTTPListener net.Listener
+	// TFTPSinglePort answers all TFTP transfers from TFTPConn
+	// (tftpd.Options.SinglePort), for a TFTPConn opened in a network
+	// namespace the process does not run in.
+	TFTPSinglePort bool
 	// DHCPInterface, when set, serves DHCP there for the subnets the
 	// region marks dhcp_on; DHCPProxy answers PXE clients only, with boot
 	// information and no addresses, for sites whose DHCP is not Anvil's.
@@ -67,8 +71,8 @@ type Config struct {
 	// DHCPBoot overrides what DHCP tells each kind of network-booting
 	// client to load (empty fields take dhcp.DefaultBootFiles; IPXE
 	// defaults to this rack's ipxe.cfg).
-	DHCPBoot dhcp.BootFiles
-	DHCPProxy     bool
+	DHCPBoot  dhcp.BootFiles
+	DHCPProxy bool
 	// DHCPServerIP is this rack's address on that interface (the server
 	// identifier and next-server); zero takes the interface's first.
 	DHCPServerIP netip.Addr
@@ -208,7 +212,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 			}
 		}
 		r.TFTP = pc.LocalAddr()
-		t := tftpd.New(r.Source, tftpd.Options{Observer: obs})
+		t := tftpd.New(r.Source, tftpd.Options{Observer: obs, SinglePort: cfg.TFTPSinglePort})
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
