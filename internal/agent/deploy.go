@@ -106,7 +106,7 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	a.Logf("deploy wrote %d MiB in %.1f s (%.1f MB/s) to %s", written/MiB, secs, float64(written)/1e6/secs, disk.Name)
 
 	err = a.timed("seed", func() error {
-		off, size, err := WriteSeed(dev, disk.Size, seedFiles(task, a.id.BootMAC))
+		off, size, err := WriteSeed(dev, disk.Size, seedFiles(task, a.id.BootMAC, a.Client.OSUpURL()))
 		if errors.Is(err, errNoRoom) {
 			return fmt.Errorf("no room on %s for the first-boot seed", disk.Name)
 		}

@@ -35,12 +35,19 @@ func TestImageSourcePrefersTheRack(t *testing.T) {
 }
 
 func TestSeedNetworkConfig(t *testing.T) {
-	files := seedFiles(agentapi.Task{InstanceID: "abc", Hostname: "web-1"}, "52:54:00:0e:00:f1")
+	files := seedFiles(agentapi.Task{InstanceID: "abc", Hostname: "web-1"}, "52:54:00:0e:00:f1", "")
 	if len(files) != 3 || files[2].Name != "network-config" ||
 		!strings.Contains(string(files[2].Data), "macaddress: \"52:54:00:0e:00:f1\"") && !strings.Contains(string(files[2].Data), "macaddress: 52:54:00:0e:00:f1") {
 		t.Fatalf("seed files: %+v", files)
 	}
-	if files := seedFiles(agentapi.Task{InstanceID: "abc"}, ""); len(files) != 2 {
+	if files := seedFiles(agentapi.Task{InstanceID: "abc"}, "", ""); len(files) != 2 {
 		t.Fatalf("without a boot MAC: %d files", len(files))
+	}
+	// With the region's os-up URL the seed asks cloud-init to report there.
+	files = seedFiles(agentapi.Task{InstanceID: "abc"}, "", "http://192.0.2.1:5240/MAAS/metadata/anvil/v1/os-up/c:k:s")
+	if len(files) != 3 || files[2].Name != "vendor-data" ||
+		!strings.Contains(string(files[2].Data), "phone_home:\n  url: \"http://192.0.2.1:5240/MAAS/metadata/anvil/v1/os-up/c:k:s\"") &&
+			!strings.Contains(string(files[2].Data), "phone_home:\n  url: http://192.0.2.1:5240/MAAS/metadata/anvil/v1/os-up/c:k:s\n") {
+		t.Fatalf("vendor-data: %+v", files)
 	}
 }

@@ -36,7 +36,11 @@ type SeedFile struct {
 // seedFiles renders the task's first-boot settings as NoCloud files. The
 // network configuration brings up the NIC the machine booted from with
 // DHCP, matched by its MAC (the deployed OS names NICs its own way).
-func seedFiles(t agentapi.Task, bootMAC string) []SeedFile {
+// osUp, when set, goes in vendor-data as cloud-init's phone_home URL: the
+// deployed OS reports there once its first boot is done, which is what
+// makes the machine DEPLOYED. Vendor data rather than user data, so the
+// owner's user data is written as given (and may still override it).
+func seedFiles(t agentapi.Task, bootMAC, osUp string) []SeedFile {
 	var md strings.Builder
 	fmt.Fprintf(&md, "instance-id: %s\nlocal-hostname: %s\n", yamlString(t.InstanceID), yamlString(t.Hostname))
 	if len(t.SSHKeys) > 0 {
@@ -50,6 +54,10 @@ func seedFiles(t agentapi.Task, bootMAC string) []SeedFile {
 		ud = []byte("#cloud-config\n{}\n")
 	}
 	files := []SeedFile{{"meta-data", []byte(md.String())}, {"user-data", ud}}
+	if osUp != "" {
+		vd := fmt.Sprintf("#cloud-config\nphone_home:\n  url: %s\n  post: [instance_id, hostname]\n  tries: 10\n", yamlString(osUp))
+		files = append(files, SeedFile{"vendor-data", []byte(vd)})
+	}
 	if bootMAC != "" {
 		nc := fmt.Sprintf("version: 2\nethernets:\n  boot:\n    match:\n      macaddress: %s\n    set-name: boot0\n    dhcp4: true\n", yamlString(bootMAC))
 		files = append(files, SeedFile{"network-config", []byte(nc)})

@@ -142,6 +142,12 @@ type Error struct {
 // the erase mode for disk erasing.
 const TaskPath = "anvil/v1/task"
 
+// OSUpPath is where the deployed OS reports that it is up: cloud-init's
+// phone_home posts there at the end of the first boot. phone_home sends no
+// headers, so the last path element is the deployment's machine token
+// (consumer:key:secret), which dies with the deployment.
+const OSUpPath = "anvil/v1/os-up/"
+
 // Task is the work of the current phase.
 type Task struct {
 	Phase string `json:"phase"`

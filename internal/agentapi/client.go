@@ -165,3 +165,6 @@ func OAuthHeader(token string) string {
 	return fmt.Sprintf(`OAuth realm="", oauth_version="1.0", oauth_signature_method="PLAINTEXT", oauth_consumer_key="%s", oauth_token="%s", oauth_signature="&%s", oauth_nonce="%d", oauth_timestamp="%d"`,
 		q(parts[0]), q(parts[1]), q(parts[2]), time.Now().UnixNano(), time.Now().Unix())
 }
+
+// OSUpURL is where the deployed OS reports, with this client's token.
+func (c *Client) OSUpURL() string { return c.url(OSUpPath + url.PathEscape(c.Token)) }

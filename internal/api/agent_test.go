@@ -495,11 +495,24 @@ func TestDeployPhase(t *testing.T) {
 		if m, _ := e.srv.Store.GetMachine(ctx, id); m.Status != machine.Deploying || m.Netboot {
 			t.Fatalf("after INSTALLED: %s netboot=%v", m.Status, m.Netboot)
 		}
-		// The rack answers its next network boot with a local boot.
-		evs, _ := json.Marshal([]map[string]any{{"mac": "52:54:00:de:00:01", "kind": "config", "purpose": "local",
-			"detail": "config ipxe.cfg-52:54:00:de:00:01: purpose local (status Deploying)", "at": time.Now()}})
-		e.must(http.StatusOK, http.MethodPost, "rack/", e.admin, url.Values{"op": {"boot_events"}, "events": {string(evs)}}, nil)
-		e.waitStatus(id, "Deployed")
+		// The rack answers its next network boot with a local boot: that
+		// shows the firmware was sent to the disk, not that an OS is up.
+		e.rackBootedLocal("52:54:00:de:00:01")
+		if m, _ := e.srv.Store.GetMachine(ctx, id); m.Status != machine.Deploying {
+			t.Fatalf("after the local boot: %s, want Deploying until the OS reports", m.Status)
+		}
+		// The deployed OS's phone_home (what the seed's vendor-data asks
+		// cloud-init for) ends the deployment; the token dies with it.
+		if code, body := osUp(t, tok.OSUpURL()); code != http.StatusOK {
+			t.Fatalf("os-up: %d %s", code, body)
+		}
+		m := e.waitStatus(id, "Deployed")
+		if code, _ := osUp(t, tok.OSUpURL()); code != http.StatusUnauthorized {
+			t.Fatalf("os-up with the spent token: %d, want 401", code)
+		}
+		if m2, _ := e.srv.Store.GetMachine(ctx, id); m2.Status != machine.Deployed || m.StatusName != "Deployed" {
+			t.Fatalf("after a replayed os-up: %s", m2.Status)
+		}
 
 		// Failures end the phase with the reason in words: here the
 		// image is deleted after the deploy was accepted.
@@ -524,6 +537,27 @@ func TestDeployPhase(t *testing.T) {
 			t.Fatalf("status message %q", m.StatusMsg)
 		}
 	})
+}
+
+// rackBootedLocal reports, as the rack does, that it answered mac's
+// network boot with a local boot.
+func (e *env) rackBootedLocal(mac string) {
+	e.t.Helper()
+	evs, _ := json.Marshal([]map[string]any{{"mac": mac, "kind": "config", "purpose": "local",
+		"detail": "config ipxe.cfg-" + mac + ": purpose local (status Deploying)", "at": time.Now()}})
+	e.must(http.StatusOK, http.MethodPost, "rack/", e.admin, url.Values{"op": {"boot_events"}, "events": {string(evs)}}, nil)
+}
+
+// osUp posts what cloud-init's phone_home posts to url.
+func osUp(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.PostForm(u, url.Values{"instance_id": {"i-1"}, "hostname": {"web-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // readyMachine adds a machine and puts it straight into Ready (its

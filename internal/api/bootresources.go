@@ -16,6 +16,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -65,6 +66,7 @@ func (s *Server) bootResourcesRoutes() []route {
 func (s *Server) bootResourceRoutes() []route {
 	return []route{
 		get("", authenticated, s.showBootResource),
+		put(adminOnly, s.updateBootResource),
 		del(adminOnly, s.deleteBootResource),
 	}
 }
@@ -101,6 +103,7 @@ func (s *Server) bootResourceJSON(b store.BootResource, withSets bool) map[strin
 	if b.BaseImage != "" {
 		out["base_image"] = b.BaseImage
 	}
+	out["deployed_at"], _ = machine.ParseDeployedAt(string(b.DeployedAt))
 	if !withSets {
 		return out
 	}
@@ -175,6 +178,39 @@ func (s *Server) showBootResource(w http.ResponseWriter, r *request) error {
 	}
 	writeJSON(w, http.StatusOK, s.bootResourceJSON(b, true))
 	return nil
+}
+
+// updateBootResource changes an image's deployed_at, the one setting that
+// is not part of its bytes.
+func (s *Server) updateBootResource(w http.ResponseWriter, r *request) error {
+	b, err := s.bootResource(r.Context(), r.id)
+	if err != nil {
+		return err
+	}
+	if !r.form.Has("deployed_at") {
+		return badField("deployed_at", "nothing to change: only deployed_at can be updated")
+	}
+	d, err := deployedAtField(r)
+	if err != nil {
+		return err
+	}
+	if b, err = s.store.SetBootResourceDeployedAt(r.Context(), b.ID, d); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.bootResourceJSON(b, true))
+	return nil
+}
+
+func deployedAtField(r *request) (machine.DeployedAt, error) {
+	v := strings.TrimSpace(r.form.Get("deployed_at"))
+	d, err := machine.ParseDeployedAt(v)
+	if err != nil {
+		return "", badField("deployed_at", "%v", err)
+	}
+	if v == "" {
+		return "", nil // an upload without it keeps the stored setting
+	}
+	return d, nil
 }
 
 func (s *Server) deleteBootResource(w http.ResponseWriter, r *request) error {
@@ -433,7 +469,11 @@ func bootSpecFrom(r *request, haveBytes bool) (bootSpec, error) {
 		}
 		sp.size = n
 	}
-	sp.res = store.BootResource{Name: name, Architecture: arch, Title: title, BaseImage: base}
+	deployedAt, err := deployedAtField(r)
+	if err != nil {
+		return sp, err
+	}
+	sp.res = store.BootResource{Name: name, Architecture: arch, Title: title, BaseImage: base, DeployedAt: deployedAt}
 	sp.file = store.BootResourceFile{Filetype: ft, Filename: bootFilename(ft), Label: "uploaded"}
 	return sp, nil
 }

@@ -204,12 +204,18 @@ var docs = map[string]string{
 		opt("base_image", "string", "The operating system the image is based on, such as ubuntu/noble."),
 		opt("sha256", "string", "The image's SHA-256, when content is sent later."),
 		opt("size", "integer", "The image's size in bytes, when content is sent later."),
-		opt("content", "file", "The image's bytes.")),
+		opt("content", "file", "The image's bytes."),
+		deployedAtParam),
 	"BootResourcesHandler is_importing": doc("Say whether images are being imported (never: Anvil imports nothing)."),
 	"BootResourceHandler":               "One boot resource, by its id.",
 	"BootResourceHandler read":          doc("Read a boot resource with its files."),
+	"BootResourceHandler update":        doc("Change what makes a deployment of the image DEPLOYED (administrators).", deployedAtParam),
 	"BootResourceHandler delete":        doc("Delete a boot resource and the image bytes nothing else uses (administrators)."),
 }
+
+// deployedAtParam is the image setting that decides when a deployment
+// ends.
+var deployedAtParam = opt("deployed_at", "string", "os (the default): DEPLOYED when the installed OS reports that it is up through cloud-init's phone_home; local_boot: DEPLOYED at its first boot from disk, for images without cloud-init. An upload that does not give it keeps the image's setting.")
 
 // machineFilters are the filters of machines read and nodes read.
 var machineFilters = []string{

@@ -20,7 +20,9 @@ import (
 	"github.com/anvilmetal/anvil/internal/testutil/diskimage"
 )
 
-// upload sends an image to boot-resources/ in one request.
+// upload sends an image to boot-resources/ in one request. The test
+// images are busybox, without cloud-init: deployed_at=local_boot makes
+// their first boot from disk end the deployment.
 func (s *site) upload(name, filetype, path string) {
 	s.t.Helper()
 	data, err := os.ReadFile(path)
@@ -31,7 +33,7 @@ func (s *site) upload(name, filetype, path string) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	for k, v := range map[string]string{"name": name, "architecture": "amd64/generic", "filetype": filetype,
-		"sha256": hex.EncodeToString(sum[:]), "size": strconv.Itoa(len(data))} {
+		"sha256": hex.EncodeToString(sum[:]), "size": strconv.Itoa(len(data)), "deployed_at": "local_boot"} {
 		mw.WriteField(k, v)
 	}
 	fw, _ := mw.CreateFormFile("content", filetype)

@@ -38,6 +38,10 @@ type QEMUConfig struct {
 	NetDevs []string
 	// NICModel is "virtio-net-pci" (the default), "e1000" or "e1000e".
 	NICModel string
+	// NoNICROM leaves out the NIC's iPXE option ROM, so the firmware's own
+	// network boot runs, as on a server with a vendor PXE ROM (OVMF has
+	// one; SeaBIOS has none, so a BIOS machine cannot netboot this way).
+	NoNICROM bool
 	// Firmware is "bios" (SeaBIOS, the default) or "efi" (OVMF). It is
 	// fixed, as on a machine without a CSM: the efi flag given to
 	// SetBootDevice is stored and reported, not obeyed.
@@ -373,6 +377,9 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 			a = append(a, "-netdev", "user,id="+nd+",restrict=on")
 		}
 		dev := c.NICModel + ",netdev=" + nd + ",mac=" + mac + ",id=" + m.nicID(i)
+		if c.NoNICROM {
+			dev += ",romfile="
+		}
 		if m.isEFI() {
 			dev += ",bootindex=" + strconv.Itoa(i+1)
 		}

@@ -20,6 +20,10 @@ func Expire(m Machine, now time.Time, cfg Config) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	reason := fmt.Sprintf("timed out: no progress reported within %s", cfg.TimeoutFor(m.Status))
+	if m.AwaitsLocalBoot() { // the image is on disk: only the OS's word is missing
+		reason = fmt.Sprintf("timed out: the image was written, but the deployed OS never reported that it is up within %s "+
+			"(cloud-init phone_home; an image without cloud-init needs deployed_at=%s)", cfg.TimeoutFor(m.Status), DeployedAtLocalBoot)
+	}
 	out, err := Step(m, Input{Action: Fail, Actor: SystemActor, Now: now, Comment: reason}, cfg)
 	if err != nil {
 		return Outcome{}, false

@@ -266,7 +266,27 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 			m.Status, why, want, o.Machine.WrongBoots, MaxWrongBoots))
 	case want == BootLocal:
 		o.Answer = AnswerReboot
-		ev(LevelWarning, "Wrong boot", fmt.Sprintf("While %s the machine booted the %s environment: told to reboot to its disk", m.Status, booted))
+		if !o.Trusted {
+			// The environment reboots itself; an anonymous hello neither
+			// counts nor stops anything.
+			ev(LevelWarning, "Wrong boot", fmt.Sprintf("While %s the machine booted the %s environment: told to reboot to its disk (uncorroborated, not counted)", m.Status, booted))
+			return o
+		}
+		o.Machine.WrongBoots++
+		if o.Machine.WrongBoots > MaxWrongBoots {
+			// Keep the count, so every further fall-through is stopped at
+			// once until the status changes (release, redeploy).
+			o.Machine.WrongBoots = MaxWrongBoots
+		}
+		if o.Machine.WrongBoots >= MaxWrongBoots {
+			o.Answer = AnswerPowerOff
+			o.Machine.StatusMessage = fmt.Sprintf("Boot loop: %d boots in a row reached the %s environment instead of its disk; "+
+				"told to power off, not rebooted again (its disk does not boot, or the firmware skips it)", o.Machine.WrongBoots, booted)
+			ev(LevelError, "Boot loop", fmt.Sprintf("While %s: %s", m.Status, o.Machine.StatusMessage))
+			return o
+		}
+		ev(LevelWarning, "Wrong boot", fmt.Sprintf("While %s the machine booted the %s environment: told to reboot to its disk (wrong boot %d of %d)",
+			m.Status, booted, o.Machine.WrongBoots, MaxWrongBoots))
 	default:
 		o.Answer = AnswerPowerOff
 		ev(LevelInfo, "Known machine", fmt.Sprintf("Booted the %s environment while %s: known, told to power off", booted, m.Status))

@@ -169,3 +169,43 @@ func TestLearnMACs(t *testing.T) {
 		t.Fatalf("second NIC: %v %+v", got, m.Interfaces)
 	}
 }
+
+// TestGreetDeployedLoop: a deployed machine whose boots keep reaching the
+// environment instead of its disk is told to reboot to the disk, counted,
+// and at the limit told to power off with the reason; uncorroborated hellos
+// count nothing, and a status change starts the count again.
+func TestGreetDeployedLoop(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	mac := "52:54:00:00:00:01"
+	m := Machine{SystemID: "abc", Hostname: "n1", Status: Deployed, Owner: "u", Interfaces: []Interface{{MAC: mac}}}
+	seen := Hello{Booted: BootEnlist, MACs: []string{mac}, Witness: seenAt(now, mac), Now: now}
+	anon := Hello{Booted: BootEnlist, MACs: []string{mac}, Now: now}
+	steps := []struct {
+		h     Hello
+		want  HelloAnswer
+		count int
+		event string
+	}{
+		{seen, AnswerReboot, 1, "Wrong boot"},
+		{anon, AnswerReboot, 1, "Wrong boot"},
+		{seen, AnswerReboot, 2, "Wrong boot"},
+		{seen, AnswerPowerOff, MaxWrongBoots, "Boot loop"},
+		{seen, AnswerPowerOff, MaxWrongBoots, "Boot loop"}, // stays stopped
+		{anon, AnswerReboot, MaxWrongBoots, "Wrong boot"},
+	}
+	for i, st := range steps {
+		o := Greet(m, st.h, false, DefaultConfig())
+		m = o.Machine
+		if o.Answer != st.want || m.WrongBoots != st.count || o.Power != PowerNone || m.Status != Deployed ||
+			len(o.Events) != 1 || o.Events[0].Type != st.event {
+			t.Fatalf("boot %d: answer %s count %d power %q status %s events %v", i+1, o.Answer, m.WrongBoots, o.Power, m.Status, o.Events)
+		}
+	}
+	if !strings.Contains(m.StatusMessage, "Boot loop: 3 boots in a row") {
+		t.Fatalf("status message %q", m.StatusMessage)
+	}
+	out, err := Step(m, Input{Action: Release, Actor: Actor{Name: "u"}, Now: now}, DefaultConfig())
+	if err != nil || out.Machine.WrongBoots != 0 {
+		t.Fatalf("release: %v, count %d", err, out.Machine.WrongBoots)
+	}
+}

@@ -144,6 +144,10 @@ func (s *stepper) outcome() (Outcome, error) {
 		from = to
 	}
 	s.askPerson()
+	if s.m.Status != s.before {
+		// The loop guard counts boots in a row within one status.
+		s.m.WrongBoots = 0
+	}
 	if len(s.path) > 0 || s.power != PowerNone || len(s.events) > 0 {
 		s.m.Updated = s.in.Now
 	}

@@ -84,6 +84,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 		s.mux.HandleFunc("POST "+p+"{$}", s.authed(s.signal))
 	}
 	s.mux.HandleFunc("GET "+Prefix+agentapi.TaskPath, s.authed(s.task))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.OSUpPath+"{key}", s.anonymous(s.osUp))
 	return s
 }
 
@@ -163,20 +164,63 @@ func (s *Server) authed(h func(http.ResponseWriter, *http.Request, machine.Machi
 			text(w, http.StatusUnauthorized, "Authorization Error: "+err.Error())
 			return
 		}
-		m, err := s.svc.MachineForToken(r.Context(), cred.ConsumerKey, cred.TokenKey, cred.Secret())
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			text(w, http.StatusUnauthorized, "Authorization Error: invalid machine token")
-			return
-		case errors.Is(err, region.ErrTokenExpired):
-			text(w, http.StatusUnauthorized, "Authorization Error: "+err.Error())
-			return
-		case err != nil:
-			s.fail(w, r, err)
-			return
+		if m, ok := s.machineFor(w, r, cred.ConsumerKey, cred.TokenKey, cred.Secret()); ok {
+			h(w, r, m)
 		}
-		h(w, r, m)
 	}
+}
+
+// machineFor checks a machine token, answering the caller when it fails.
+func (s *Server) machineFor(w http.ResponseWriter, r *http.Request, consumerKey, tokenKey, secret string) (machine.Machine, bool) {
+	m, err := s.svc.MachineForToken(r.Context(), consumerKey, tokenKey, secret)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		text(w, http.StatusUnauthorized, "Authorization Error: invalid machine token")
+		return m, false
+	case errors.Is(err, region.ErrTokenExpired):
+		text(w, http.StatusUnauthorized, "Authorization Error: "+err.Error())
+		return m, false
+	case err != nil:
+		s.fail(w, r, err)
+		return m, false
+	}
+	return m, true
+}
+
+// maxOSUpBody bounds what phone_home posts (instance ID, host name, SSH
+// host keys).
+const maxOSUpBody = 64 << 10
+
+// osUp takes the deployed OS's report that it is up. The token is the
+// path's last element, as cloud-init's phone_home cannot send a header;
+// what it posts is not needed and is read only to be bounded.
+func (s *Server) osUp(w http.ResponseWriter, r *http.Request) {
+	if _, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, maxOSUpBody)); err != nil {
+		text(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d bytes", maxOSUpBody))
+		return
+	}
+	parts := strings.Split(r.PathValue("key"), ":")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		text(w, http.StatusUnauthorized, "Authorization Error: the path must end in the deployment's token, consumer:key:secret")
+		return
+	}
+	m, ok := s.machineFor(w, r, parts[0], parts[1], parts[2])
+	if !ok {
+		return
+	}
+	if err := s.svc.OSReported(r.Context(), m.SystemID, m.Status, "cloud-init phone_home"); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	text(w, http.StatusOK, "OK")
+}
+
+// logPath is the request's path for logs, without an os-up token.
+func logPath(r *http.Request) string {
+	if i := strings.Index(r.URL.Path, agentapi.OSUpPath); i >= 0 {
+		return r.URL.Path[:i+len(agentapi.OSUpPath)] + "<token>"
+	}
+	return r.URL.Path
 }
 
 func (s *Server) metaData(w http.ResponseWriter, r *http.Request, m machine.Machine) {
@@ -277,7 +321,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, region.ErrNoImage):
 		jsonError(w, http.StatusNotFound, err.Error())
 	default:
-		s.log.Error("metadata API", "path", r.URL.Path, "source", source(r), "err", err)
+		s.log.Error("metadata API", "path", logPath(r), "source", source(r), "err", err)
 		jsonError(w, http.StatusInternalServerError, "internal error")
 	}
 }

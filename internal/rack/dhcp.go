@@ -14,12 +14,14 @@ import (
 // one bad row cannot stop DHCP for the others. iPXE is sent to the boot
 // URL's ipxe.cfg (bootBase), or to port 5248 of the DHCP server without
 // HTTP boot here.
-func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, proxy bool, log *slog.Logger) dhcp.Config {
-	ipxe := "http://{server}:5248/ipxe.cfg"
-	if bootBase != "" {
-		ipxe = bootBase + "/ipxe.cfg"
+func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhcp.BootFiles, proxy bool, log *slog.Logger) dhcp.Config {
+	if boot.IPXE == "" {
+		boot.IPXE = "http://{server}:5248/ipxe.cfg"
+		if bootBase != "" {
+			boot.IPXE = bootBase + "/ipxe.cfg"
+		}
 	}
-	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: dhcp.BootFiles{IPXE: ipxe}}
+	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: boot}
 	for _, s := range subnets {
 		d, err := convertSubnet(s)
 		if err != nil {

@@ -60,11 +60,19 @@ type Config struct {
 	// namespace).
 	TFTPConn     net.PacketConn
 	HTTPListener net.Listener
+	// TFTPSinglePort answers all TFTP transfers from TFTPConn
+	// (tftpd.Options.SinglePort), for a TFTPConn opened in a network
+	// namespace the process does not run in.
+	TFTPSinglePort bool
 	// DHCPInterface, when set, serves DHCP there for the subnets the
 	// region marks dhcp_on; DHCPProxy answers PXE clients only, with boot
 	// information and no addresses, for sites whose DHCP is not Anvil's.
 	DHCPInterface string
-	DHCPProxy     bool
+	// DHCPBoot overrides what DHCP tells each kind of network-booting
+	// client to load (empty fields take dhcp.DefaultBootFiles; IPXE
+	// defaults to this rack's ipxe.cfg).
+	DHCPBoot  dhcp.BootFiles
+	DHCPProxy bool
 	// DHCPServerIP is this rack's address on that interface (the server
 	// identifier and next-server); zero takes the interface's first.
 	DHCPServerIP netip.Addr
@@ -204,7 +212,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 			}
 		}
 		r.TFTP = pc.LocalAddr()
-		t := tftpd.New(r.Source, tftpd.Options{Observer: obs})
+		t := tftpd.New(r.Source, tftpd.Options{Observer: obs, SinglePort: cfg.TFTPSinglePort})
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
@@ -252,7 +260,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
-	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log), leases,
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log), leases,
 		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
@@ -266,7 +274,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
-		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPProxy, cfg.Log)); err != nil {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
 	})

@@ -36,7 +36,9 @@ const maxMACs = machine.MaxInventoryNICs
 
 // keepEnrol keeps the enrolment secret in step with the status: a machine
 // in a phase that netboots Anvil's environment has one for its boot; any
-// other has none, and no wrong boots counted.
+// other has none, and no wrong boots counted, except a deployed machine:
+// its count is of boots that reached Anvil's environment instead of its
+// disk, which the loop guard stops (machine.Greet).
 func keepEnrol(m *machine.Machine) {
 	p := machine.PurposeOf(m.Status)
 	netboot := m.Status != machine.New && (p == machine.BootEphemeral || p == machine.BootInstall)
@@ -44,7 +46,10 @@ func keepEnrol(m *machine.Machine) {
 	case netboot && m.EnrolSecret == "":
 		m.EnrolSecret = newSecret()
 	case !netboot:
-		m.EnrolSecret, m.WrongBoots = "", 0
+		m.EnrolSecret = ""
+		if p != machine.BootLocal {
+			m.WrongBoots = 0
+		}
 	}
 }
 
@@ -515,30 +520,6 @@ func inventorySummary(inv machine.Inventory) string {
 	return text
 }
 
-// errNotInstalled skips BootedLocal for a machine that is not waiting for
-// its first boot from disk.
-var errNotInstalled = errors.New("not waiting for a local boot")
-
-// BootedLocal is the rack's word that it answered a machine's network
-// boot with a local boot. For a machine that awaits that boot it ends the
-// deployment (images that cannot call home); anything else is left alone.
-func (s *Service) BootedLocal(ctx context.Context, systemID string) error {
-	before := func(m *machine.Machine) ([]machine.Event, error) {
-		if !m.AwaitsLocalBoot() {
-			return nil, errNotInstalled
-		}
-		return nil, nil
-	}
-	_, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: machine.Succeed, Comment: "it booted from its disk"}, actOpts{before: before})
-	if errors.Is(err, errNotInstalled) || errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err == nil {
-		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
-	}
-	return err
-}
-
 // Task is what the current phase of m is to do. imagesURL is where the
 // machine fetches images from (…/images/), as it reaches the region.
 func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string) (agentapi.Task, error) {
@@ -575,25 +556,6 @@ var ErrNoImage = errors.New("no such image")
 // uploaded image NAME; otherwise "osystem/distro_series". The
 // architecture must match (amd64 matches amd64/generic).
 func (s *Service) imageFor(ctx context.Context, m machine.Machine) (store.BootResourceFile, error) {
-	name := m.OSystem + "/" + m.DistroSeries
-	if m.OSystem == "custom" || m.OSystem == "" {
-		name = m.DistroSeries
-	}
-	rs, err := s.Store.ListBootResources(ctx)
-	if err != nil {
-		return store.BootResourceFile{}, err
-	}
-	arch, _, _ := strings.Cut(m.Architecture, "/")
-	for _, r := range rs {
-		rarch, _, _ := strings.Cut(r.Architecture, "/")
-		if (r.Name != name && "custom/"+r.Name != name) || rarch != arch {
-			continue
-		}
-		for _, f := range r.Files { // newest first
-			if f.Complete {
-				return f, nil
-			}
-		}
-	}
-	return store.BootResourceFile{}, fmt.Errorf("%w: %s for %s is not uploaded (boot-resources/)", ErrNoImage, name, arch)
+	_, f, err := s.findImage(ctx, m)
+	return f, err
 }

@@ -76,7 +76,9 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 		reason += ": " + in.Comment
 	}
 	cfg := s.lifecycle(ctx)
+	var from machine.Status
 	m, req, err := s.updatePower(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
+		from = m.Status
 		if !machine.CanView(actor, m) {
 			return nil, powerAsk{}, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
 		}
@@ -102,6 +104,12 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 	})
 	if err != nil {
 		return machine.Machine{}, nil, err
+	}
+	if m.Status != from {
+		// A machine token lives for the phase it was issued in: a deployed
+		// OS's token must not come back to life when the machine is
+		// deployed again.
+		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
 	}
 	s.Hub.Notify()
 	return m, req, nil

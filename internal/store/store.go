@@ -490,6 +490,9 @@ type Store interface {
 	// BootResourceFilesBySHA256 lists the files, of any resource, with
 	// these bytes: whether an image is still wanted, and by whom.
 	BootResourceFilesBySHA256(ctx context.Context, sha256 string) ([]BootResourceFile, error)
+	// SetBootResourceDeployedAt changes what ends a deployment of the
+	// resource (ErrNotFound).
+	SetBootResourceDeployedAt(ctx context.Context, id int64, d machine.DeployedAt) (BootResource, error)
 
 	Close() error
 }
@@ -504,8 +507,11 @@ type BootResource struct {
 	Architecture string
 	Title        string
 	BaseImage    string // "ubuntu/noble": what a custom image is built on
-	Created      time.Time
-	Updated      time.Time
+	// DeployedAt is what ends a deployment of this image; "" is
+	// machine.DeployedAtOS. An upload that gives none keeps the stored one.
+	DeployedAt machine.DeployedAt
+	Created    time.Time
+	Updated    time.Time
 	// LastDeployed is when a deploy with it was last accepted (zero:
 	// never).
 	LastDeployed time.Time

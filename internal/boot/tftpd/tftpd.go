@@ -37,6 +37,11 @@ type Options struct {
 	// MaxBlockSize caps the blksize agreed to (513..65464; the library
 	// ignores other values). Default: no cap but the interface MTU.
 	MaxBlockSize int
+	// SinglePort answers every transfer from the listening socket instead
+	// of a new one per transfer. For a socket opened in another network
+	// namespace than the process runs in (tests), where a new socket would
+	// be in the wrong one; slower, so not the default.
+	SinglePort bool
 }
 
 // Server serves read requests from a Source.
@@ -68,6 +73,9 @@ func New(src boot.Source, opts Options) *Server {
 		opts.MaxBlockSize = 65464
 	}
 	s.srv.SetBlockSize(opts.MaxBlockSize)
+	if opts.SinglePort {
+		s.srv.EnableSinglePort()
+	}
 	return s
 }
 

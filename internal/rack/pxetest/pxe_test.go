@@ -60,6 +60,13 @@ type site struct {
 }
 
 func newSite(t *testing.T, taps ...string) *site {
+	return newSiteWith(t, nil, taps...)
+}
+
+// newSiteWith is newSite with the rack's configuration adjusted by tune
+// and, when loaders is set, Debian's boot loaders in the rack's boot
+// directory under the names DHCP hands out.
+func newSiteWith(t *testing.T, tune func(*rack.Config, string), taps ...string) *site {
 	if testing.Short() {
 		t.Skip("boots QEMU machines")
 	}
@@ -127,7 +134,7 @@ func newSite(t *testing.T, taps ...string) *site {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.rk, err = rack.Start(ctx, rack.Config{
+	rc := rack.Config{
 		DataDir: rackDir, RegionURL: s.base, APIKey: key, HTTPBase: "http://192.0.2.1:5248",
 		TFTPConn: tftpConn, HTTPListener: httpLn, Log: quiet,
 		DHCPInterface: "br0", DHCPServerIP: netip.MustParseAddr("192.0.2.1"),
@@ -136,7 +143,11 @@ func newSite(t *testing.T, taps ...string) *site {
 			s.ns.Go(func() { errc <- d.ListenAndServe("br0") })
 			return <-errc
 		},
-	})
+	}
+	if tune != nil {
+		tune(&rc, filepath.Join(rackDir, "boot"))
+	}
+	s.rk, err = rack.Start(ctx, rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,9 +159,17 @@ func newSite(t *testing.T, taps ...string) *site {
 // every time, as MAAS sites set their servers; disk may be "".
 func (s *site) machine(t *testing.T, name, mac, tap, firmware, disk string) *lab.QEMUMachine {
 	t.Helper()
+	return s.machineWith(t, name, mac, tap, firmware, disk, false)
+}
+
+// machineWith is machine, without the NIC's iPXE ROM when noROM is set
+// (the firmware's own network boot).
+func (s *site) machineWith(t *testing.T, name, mac, tap, firmware, disk string, noROM bool) *lab.QEMUMachine {
+	t.Helper()
 	m, err := lab.NewQEMU(lab.QEMUConfig{
 		ID: name, UUID: "6f2c1f1e-0000-4000-8000-00000000000" + name[len(name)-1:], MACs: []string{mac},
 		NetDevs: []string{tap}, Netns: s.ns.Name, Memory: 512, StateDir: t.TempDir(), Firmware: firmware, Disk: disk,
+		NoNICROM: noROM,
 	})
 	if err != nil {
 		t.Fatal(err)

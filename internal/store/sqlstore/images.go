@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -20,11 +21,11 @@ func scanBootFile(r interface{ Scan(...any) error }) (store.BootResourceFile, er
 	return f, err
 }
 
-const bootResourceCols = `id, name, architecture, title, base_image, created, updated, last_deployed`
+const bootResourceCols = `id, name, architecture, title, base_image, deployed_at, created, updated, last_deployed`
 
 func scanBootResource(r interface{ Scan(...any) error }) (store.BootResource, error) {
 	var b store.BootResource
-	err := r.Scan(&b.ID, &b.Name, &b.Architecture, &b.Title, &b.BaseImage, timeDest{&b.Created}, timeDest{&b.Updated}, timeDest{&b.LastDeployed})
+	err := r.Scan(&b.ID, &b.Name, &b.Architecture, &b.Title, &b.BaseImage, &b.DeployedAt, timeDest{&b.Created}, timeDest{&b.Updated}, timeDest{&b.LastDeployed})
 	return b, err
 }
 
@@ -71,12 +72,13 @@ func (s *Store) CreateBootResource(ctx context.Context, r store.BootResource, f 
 		// The upsert locks the resource's row, so concurrent uploads to
 		// one resource take versions one after another.
 		var id int64
-		err = q.queryRow(ctx, `INSERT INTO boot_resources (name, architecture, title, base_image, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?)
+		err = q.queryRow(ctx, `INSERT INTO boot_resources (name, architecture, title, base_image, deployed_at, created, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (name, architecture) DO UPDATE SET title = excluded.title,
 				base_image = CASE WHEN excluded.base_image = '' THEN boot_resources.base_image ELSE excluded.base_image END,
+				deployed_at = CASE WHEN excluded.deployed_at = '' THEN boot_resources.deployed_at ELSE excluded.deployed_at END,
 				updated = excluded.updated
-			RETURNING id`, r.Name, r.Architecture, r.Title, r.BaseImage, s.tv(now), s.tv(now)).Scan(&id)
+			RETURNING id`, r.Name, r.Architecture, r.Title, r.BaseImage, string(r.DeployedAt), s.tv(now), s.tv(now)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -249,4 +251,26 @@ func (s *Store) BootResourceFilesBySHA256(ctx context.Context, sha256 string) ([
 		return nil, fmt.Errorf("boot resource files of %s: %w", sha256, err)
 	}
 	return files, nil
+}
+
+// SetBootResourceDeployedAt implements store.Store.
+func (s *Store) SetBootResourceDeployedAt(ctx context.Context, id int64, d machine.DeployedAt) (store.BootResource, error) {
+	var out store.BootResource
+	err := s.inTx(ctx, func(q conn) error {
+		res, err := q.exec(ctx, `UPDATE boot_resources SET deployed_at = ?, updated = ? WHERE id = ?`, string(d), s.tv(s.now()), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return notFound("boot resource", strconv.FormatInt(id, 10))
+		}
+		out, err = getBootResource(ctx, q, id)
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("set deployed_at of boot resource %d: %w", id, err)
+	}
+	return out, nil
 }
