@@ -192,6 +192,7 @@ var docs = map[string]string{
 		opt("subnet", "string", "The subnet's id or CIDR; found from the addresses when not given."),
 		opt("comment", "string", "Free text.")),
 	"IPRangeHandler":        "One address range, by its id.",
+	"IPRangeHandler read":   doc("Read a range, with its subnet."),
 	"IPRangeHandler delete": doc("Delete a range (administrators)."),
 
 	"BootResourcesHandler":      "Boot resources: the images machines are deployed with.",

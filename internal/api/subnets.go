@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -313,6 +314,28 @@ func (s *Server) createIPRange(w http.ResponseWriter, r *request) error {
 
 func (s *Server) ipRangeRoutes() []route {
 	return []route{
+		get("", authenticated, func(w http.ResponseWriter, r *request) error {
+			rs, err := s.store.ListIPRanges(r.Context())
+			if err != nil {
+				return err
+			}
+			for _, ir := range rs {
+				if itoa(ir.ID) != r.id {
+					continue
+				}
+				subnets, err := s.store.ListSubnets(r.Context())
+				if err != nil {
+					return err
+				}
+				for _, sn := range subnets {
+					if sn.ID == ir.SubnetID {
+						writeJSON(w, http.StatusOK, renderRange(ir, sn))
+						return nil
+					}
+				}
+			}
+			return errNoIPRange
+		}),
 		del(adminOnly, func(w http.ResponseWriter, r *request) error {
 			id, err := strconv.ParseInt(r.id, 10, 64)
 			if err != nil {
@@ -327,3 +350,5 @@ func (s *Server) ipRangeRoutes() []route {
 		}),
 	}
 }
+
+var errNoIPRange = fmt.Errorf("No IPRange matches the given query: %w", store.ErrNotFound)
