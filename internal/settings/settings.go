@@ -9,6 +9,7 @@ package settings
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/dnsname"
 	"net"
 	"net/url"
 	"slices"
@@ -189,7 +190,7 @@ func (it Item) Parse(raw string) (any, error) {
 	case HostList, NetList:
 		fs := fields(v)
 		for _, f := range fs {
-			ok := net.ParseIP(f) != nil || validHostname(f)
+			ok := net.ParseIP(f) != nil || dnsname.Valid(f)
 			if it.Kind == NetList {
 				_, _, err := net.ParseCIDR(f)
 				ok = ok || err == nil
@@ -217,7 +218,7 @@ func (it Item) Parse(raw string) (any, error) {
 				return nil, fmt.Errorf("invalid port in %q", v)
 			}
 		}
-		if net.ParseIP(host) == nil && !validHostname(host) {
+		if net.ParseIP(host) == nil && !dnsname.Valid(host) {
 			return nil, fmt.Errorf("invalid host in %q", v)
 		}
 		return v, nil
@@ -322,21 +323,3 @@ func quoted(ss []string) []string {
 }
 
 func isIntDefault(d any) bool { _, ok := d.(int); return ok }
-
-func validHostname(h string) bool {
-	h = strings.TrimSuffix(h, ".")
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
-}

@@ -2,6 +2,7 @@ package ipmi
 
 import (
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/dnsname"
 	"net"
 	"net/netip"
 	"slices"
@@ -211,27 +212,8 @@ func parseAddress(s string) (string, int, error) {
 	if strings.Contains(host, ":") || strings.HasPrefix(s, "[") {
 		return "", 0, fmt.Errorf("%s %q is not a valid IPv6 address", ParamAddress, s)
 	}
-	if !validHostname(host) {
+	if !dnsname.ValidLoose(host) {
 		return "", 0, fmt.Errorf("%s %q is neither an IP address nor a host name", ParamAddress, s)
 	}
 	return strings.ToLower(strings.TrimSuffix(host, ".")), port, nil
-}
-
-func validHostname(h string) bool {
-	h = strings.TrimSuffix(h, ".")
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(h, ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return false
-		}
-		for _, r := range label {
-			ok := r == '-' || r == '_' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
-			if !ok {
-				return false
-			}
-		}
-	}
-	return true
 }
