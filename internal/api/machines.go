@@ -261,7 +261,7 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 		return badField("machines", "at least one system_id is required")
 	}
 	actor := r.who.actor()
-	var missing, refused []string
+	var missing, refused, locked []string
 	for _, id := range ids {
 		m, err := s.store.GetMachine(r.Context(), id)
 		switch {
@@ -269,6 +269,8 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 			missing = append(missing, id)
 		case !machine.CanEdit(actor, &m):
 			refused = append(refused, id)
+		case machine.CheckUnlocked(actor, &m, machine.Release) != nil:
+			locked = append(locked, id)
 		}
 	}
 	if len(missing) > 0 {
@@ -276,6 +278,9 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 	}
 	if len(refused) > 0 {
 		return &machine.ForbiddenError{Action: machine.Release, Reason: "not yours: " + strings.Join(refused, ", ")}
+	}
+	if len(locked) > 0 {
+		return &machine.ForbiddenError{Action: machine.Release, Reason: "locked: " + strings.Join(locked, ", ")}
 	}
 	var done []string
 	for _, id := range ids {

@@ -1,0 +1,174 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// deployedFor takes a machine to Deployed, allocated and deployed by the
+// user with key, Anvil itself signalling the deployment's end.
+func (e *env) deployedFor(id, key string) {
+	e.t.Helper()
+	e.ready(id)
+	e.defaultImage()
+	e.must(http.StatusOK, "POST", "machines/?op=allocate", key, url.Values{"system_id": {id}}, nil)
+	e.must(http.StatusOK, "POST", "machines/"+id+"/?op=deploy", key, nil, nil)
+	if _, _, err := e.srv.Service.Act(context.Background(), machine.SystemActor, id, machine.Input{Action: machine.Succeed}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitStatus(id, "Deployed")
+}
+
+// events returns "type: description" of a machine's events, newest first.
+func (e *env) events(id string) []string {
+	e.t.Helper()
+	var evs struct {
+		Events []struct {
+			Type        string `json:"type"`
+			Description string `json:"description"`
+			Username    string `json:"username"`
+		} `json:"events"`
+	}
+	e.must(http.StatusOK, "GET", "events/", e.admin, url.Values{"op": {"query"}, "id": {id}, "limit": {"100"}}, &evs)
+	var out []string
+	for _, ev := range evs.Events {
+		out = append(out, ev.Type+": "+ev.Description+" ["+ev.Username+"]")
+	}
+	return out
+}
+
+type lockedMachine struct {
+	Locked              bool              `json:"locked"`
+	Status              string            `json:"status_name"`
+	Description         string            `json:"description"`
+	OwnerData           map[string]string `json:"owner_data"`
+	WorkloadAnnotations map[string]string `json:"workload_annotations"`
+}
+
+func (e *env) lockState(id string) lockedMachine {
+	e.t.Helper()
+	var m lockedMachine
+	e.must(http.StatusOK, "GET", "machines/"+id+"/", e.admin, nil, &m)
+	return m
+}
+
+// TestMachineLock: `maas alice machine lock ID comment=...` locks alice's
+// deployed machine; then every change anyone asks for (alice and an
+// administrator, in the CLI's wire format) is refused with 403 in words
+// and changes nothing, until it is unlocked.
+func TestMachineLock(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("locked-1", "52:54:00:10:00:01", nil).SystemID
+		ready := e.addMachine("free-1", "52:54:00:10:00:02", nil).SystemID
+		e.deployedFor(id, e.user)
+		e.ready(ready)
+
+		a := e.cli("POST", "machines/"+ready+"/?op=lock", e.admin, nil)
+		if a.code != 409 || strings.TrimSpace(string(a.body)) != "Can't lock, node is not deployed or deploying" {
+			t.Fatalf("lock a Ready machine: %d %s", a.code, a.body)
+		}
+
+		a = e.mustCLI(200, "POST", "machines/"+id+"/?op=lock", e.user, cliBody(cliPart{name: "comment", value: "production database"}))
+		var m lockedMachine
+		if err := json.Unmarshal(a.body, &m); err != nil || !m.Locked {
+			t.Fatalf("lock answer: %v %s", err, a.body)
+		}
+		a = e.cli("POST", "machines/"+id+"/?op=lock", e.admin, nil)
+		if a.code != 409 || strings.TrimSpace(string(a.body)) != "Machine is already locked" {
+			t.Fatalf("lock twice: %d %s", a.code, a.body)
+		}
+		if evs := e.events(id); len(evs) == 0 || evs[0] != "Locked: Locked by alice: production database [alice]" {
+			t.Fatalf("newest event %q, want who locked and why", evs)
+		}
+
+		type attempt struct {
+			method, path string
+			body         []byte
+		}
+		attempts := []attempt{
+			{"POST", "?op=release", nil},
+			{"POST", "?op=release", cliBody(cliPart{name: "erase", value: "true"})},
+			{"POST", "?op=deploy", nil},
+			{"POST", "?op=power_off", nil},
+			{"POST", "?op=power_on", nil},
+			{"POST", "?op=mark_broken", cliBody(cliPart{name: "comment", value: "disk"})},
+			{"POST", "?op=abort", nil},
+			{"POST", "?op=commission", nil},
+			{"POST", "?op=test", nil},
+			{"POST", "?op=rescue_mode", nil},
+			{"POST", "?op=override_failed_testing", nil},
+			{"POST", "?op=set_workload_annotations", cliBody(cliPart{name: "k", value: "v"})},
+			{"POST", "?op=set_owner_data", cliBody(cliPart{name: "k", value: "v"})},
+			{"PUT", "", cliBody(cliPart{name: "description", value: "changed"})},
+			{"DELETE", "", nil},
+		}
+		for _, key := range []string{e.user, e.admin} {
+			for _, at := range attempts {
+				a := e.cli(at.method, "machines/"+id+"/"+at.path, key, at.body)
+				if key == e.user && (at.path == "?op=commission" || at.path == "?op=test" || at.path == "?op=rescue_mode" ||
+					at.path == "?op=override_failed_testing" || at.method == "DELETE") {
+					if a.code != 403 {
+						t.Errorf("alice %s %s: %d %s, want 403", at.method, at.path, a.code, a.body)
+					}
+					continue // administrators' actions: refused for alice anyway
+				}
+				if a.code != 403 || !strings.Contains(string(a.body), "locked") {
+					t.Errorf("%s %s on a locked machine: %d %s, want 403 saying it is locked", at.method, at.path, a.code, a.body)
+				}
+			}
+		}
+		a = e.cli("POST", "machines/?op=release", e.admin, cliBody(cliPart{name: "machines", value: id}))
+		if a.code != 403 || !strings.Contains(string(a.body), "locked: "+id) {
+			t.Errorf("bulk release of a locked machine: %d %s", a.code, a.body)
+		}
+		if got := e.lockState(id); got.Status != "Deployed" || !got.Locked || got.Description != "" || len(got.OwnerData) != 0 {
+			t.Fatalf("after refused changes: %+v", got)
+		}
+		if e.countMachines() != 2 {
+			t.Fatal("a locked machine was deleted")
+		}
+		// Reading is not a change.
+		e.mustCLI(200, "GET", "machines/"+id+"/", e.user, nil)
+		e.mustCLI(200, "GET", "machines/"+id+"/?op=details", e.user, nil)
+
+		a = e.mustCLI(200, "POST", "machines/"+id+"/?op=unlock", e.admin, cliBody(cliPart{name: "comment", value: "maintenance window"}))
+		if err := json.Unmarshal(a.body, &m); err != nil || m.Locked {
+			t.Fatalf("unlock answer: %v %s", err, a.body)
+		}
+		if evs := e.events(id); evs[0] != "Unlocked: Unlocked by admin: maintenance window [admin]" {
+			t.Fatalf("newest event %q", evs[0])
+		}
+		a = e.cli("POST", "machines/"+id+"/?op=unlock", e.user, nil)
+		if a.code != 409 || strings.TrimSpace(string(a.body)) != "Machine is not locked" {
+			t.Fatalf("unlock twice: %d %s", a.code, a.body)
+		}
+		e.mustCLI(200, "POST", "machines/"+id+"/?op=release", e.user, nil)
+	})
+}
+
+// A machine locked while it deploys still finishes: the lock stops
+// people, not Anvil's own steps.
+func TestLockWhileDeploying(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("locked-2", "52:54:00:10:00:03", nil).SystemID
+		e.ready(id)
+		e.defaultImage()
+		e.must(200, "POST", "machines/"+id+"/?op=deploy", e.user, nil, nil)
+		e.mustCLI(200, "POST", "machines/"+id+"/?op=lock", e.user, nil)
+		if a := e.cli("POST", "machines/"+id+"/?op=abort", e.user, nil); a.code != 403 {
+			t.Fatalf("abort a locked deployment: %d %s", a.code, a.body)
+		}
+		if _, _, err := e.srv.Service.Act(t.Context(), machine.SystemActor, id, machine.Input{Action: machine.Succeed}); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.lockState(id); got.Status != "Deployed" || !got.Locked {
+			t.Fatalf("after the deployment finished: %+v", got)
+		}
+	})
+}
