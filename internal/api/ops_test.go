@@ -172,3 +172,94 @@ func TestLockWhileDeploying(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkloadAnnotations: `maas alice machine set-workload-annotations ID
+// k=v ...` (and set-owner-data) as the CLI sends them; an empty value
+// removes a key; only the owner sets them; they go on release.
+func TestWorkloadAnnotations(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("annotated", "52:54:00:10:00:04", nil).SystemID
+		e.ready(id)
+		path := "machines/" + id + "/"
+		a := e.cli("POST", path+"?op=set_workload_annotations", e.admin, cliBody(cliPart{name: "a", value: "1"}))
+		if a.code != 409 || strings.TrimSpace(string(a.body)) != "Cannot set workload annotation: it hasn't been acquired." {
+			t.Fatalf("annotate a free machine: %d %s", a.code, a.body)
+		}
+		e.must(200, "POST", "machines/?op=allocate", e.user, url.Values{"system_id": {id}}, nil)
+		e.mustCLI(200, "POST", path+"?op=set_workload_annotations", e.user, cliBody(
+			cliPart{name: "juju-model-uuid", value: "0b9f-4e"}, cliPart{name: "owner", value: "ünïcode team"}, cliPart{name: "drop", value: "x"}))
+		a = e.mustCLI(200, "POST", path+"?op=set_owner_data", e.user, cliBody(cliPart{name: "drop", value: ""}))
+		var m lockedMachine
+		if err := json.Unmarshal(a.body, &m); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"juju-model-uuid": "0b9f-4e", "owner": "ünïcode team"}
+		for _, got := range []map[string]string{m.OwnerData, m.WorkloadAnnotations, e.lockState(id).OwnerData} {
+			if len(got) != len(want) || got["juju-model-uuid"] != want["juju-model-uuid"] || got["owner"] != want["owner"] {
+				t.Fatalf("annotations %v, want %v", got, want)
+			}
+		}
+		// Not even an administrator annotates someone else's machine.
+		a = e.cli("POST", path+"?op=set_workload_annotations", e.admin, cliBody(cliPart{name: "a", value: "1"}))
+		if a.code != 409 {
+			t.Fatalf("admin annotates alice's machine: %d %s", a.code, a.body)
+		}
+		// Too large: a 400 naming the key, and nothing of the request kept.
+		a = e.cli("POST", path+"?op=set_workload_annotations", e.user, cliBody(
+			cliPart{name: "fine", value: "1"}, cliPart{name: "big", value: strings.Repeat("x", machine.MaxAnnotationValue+1)}))
+		if a.code != 400 || !strings.Contains(string(a.body), `"big"`) {
+			t.Fatalf("oversized value: %d %s", a.code, a.body)
+		}
+		if got := e.lockState(id).OwnerData; len(got) != 2 || got["fine"] != "" {
+			t.Fatalf("after a refused request: %v", got)
+		}
+		e.must(200, "POST", path+"?op=release", e.user, nil, nil)
+		e.waitStatus(id, "Ready")
+		if got := e.lockState(id); len(got.OwnerData) != 0 || len(got.WorkloadAnnotations) != 0 {
+			t.Fatalf("annotations survived the release: %+v", got)
+		}
+	})
+}
+
+// failedTesting tests a machine and has Anvil report the tests failed.
+func (e *env) failedTesting(id string) {
+	e.t.Helper()
+	e.must(200, "POST", "machines/"+id+"/?op=test", e.admin, nil, nil)
+	if _, _, err := e.srv.Service.Act(context.Background(), machine.SystemActor, id, machine.Input{Action: machine.Fail, Comment: "smartctl"}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitStatus(id, "Failed testing")
+}
+
+// TestOverrideFailedTesting: `maas admin machine override-failed-testing`
+// puts a machine whose tests failed back to Ready, or Deployed when it was
+// tested deployed; anything else is MAAS's 409.
+func TestOverrideFailedTesting(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		free := e.addMachine("tested-free", "52:54:00:10:00:05", nil).SystemID
+		used := e.addMachine("tested-used", "52:54:00:10:00:06", nil).SystemID
+		e.ready(free)
+		a := e.cli("POST", "machines/"+free+"/?op=override_failed_testing", e.admin, nil)
+		if want := "Unable to override node status. Node is not in 'Failed testing' status."; a.code != 409 || strings.TrimSpace(string(a.body)) != want {
+			t.Fatalf("override a Ready machine: %d %s", a.code, a.body)
+		}
+		e.failedTesting(free)
+		if a := e.cli("POST", "machines/"+free+"/?op=override_failed_testing", e.user, nil); a.code != 403 {
+			t.Fatalf("a user overrides: %d %s", a.code, a.body)
+		}
+		e.mustCLI(200, "POST", "machines/"+free+"/?op=override_failed_testing", e.admin, cliBody(cliPart{name: "comment", value: "known flaky disk"}))
+		if got := e.machine(free); got.StatusName != "Ready" || got.Owner != nil {
+			t.Fatalf("after override: %s owner %v", got.StatusName, got.Owner)
+		}
+		if evs := e.events(free); !strings.Contains(evs[0], "Failed testing overridden by admin: known flaky disk") {
+			t.Fatalf("newest event %q", evs[0])
+		}
+
+		e.deployedFor(used, e.user)
+		e.failedTesting(used)
+		e.mustCLI(200, "POST", "machines/"+used+"/?op=override_failed_testing", e.admin, nil)
+		if got := e.machine(used); got.StatusName != "Deployed" || got.Owner == nil || *got.Owner != "alice" {
+			t.Fatalf("after override of a deployed machine: %s owner %v", got.StatusName, got.Owner)
+		}
+	})
+}
