@@ -18,6 +18,9 @@ func (s *Server) machinesRoutes() []route {
 		post("allocate", authenticated, s.allocate),
 		post("release", authenticated, s.releaseMany),
 		post("accept", adminOnly, s.acceptMany),
+		post("accept_all", authenticated, s.acceptAll),
+		get("list_allocated", authenticated, s.listAllocated),
+		post("set_zone", adminOnly, s.setZone),
 		get("power_parameters", adminOnly, s.allPowerParameters),
 	}
 }
@@ -75,6 +78,11 @@ func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
 		return err
 	}
+	return s.writeMachines(w, r, f)
+}
+
+// writeMachines answers the machines f selects as a JSON array.
+func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.MachineFilter) error {
 	vs, err := s.store.ListMachineVersions(r.Context(), f)
 	if err != nil {
 		return err

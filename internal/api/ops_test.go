@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // deployedFor takes a machine to Deployed, allocated and deployed by the
@@ -260,6 +261,111 @@ func TestOverrideFailedTesting(t *testing.T) {
 		e.mustCLI(200, "POST", "machines/"+used+"/?op=override_failed_testing", e.admin, nil)
 		if got := e.machine(used); got.StatusName != "Deployed" || got.Owner == nil || *got.Owner != "alice" {
 			t.Fatalf("after override of a deployed machine: %s owner %v", got.StatusName, got.Owner)
+		}
+	})
+}
+
+// TestMachinesCollectionOps: list_allocated, accept_all, set_zone and
+// power_parameters for many, as the maas CLI sends them.
+func TestMachinesCollectionOps(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		ipmi := url.Values{"power_type": {"ipmi"}, "power_parameters_power_address": {"127.0.0.1:6231"},
+			"power_parameters_power_user": {"root"}, "power_parameters_power_pass": {"bmc-s3cret"}}
+		mine := e.addMachine("alloc-alice", "52:54:00:10:01:01", ipmi).SystemID
+		admins := e.addMachine("alloc-admin", "52:54:00:10:01:02", nil).SystemID
+		free := e.addMachine("free", "52:54:00:10:01:03", nil).SystemID
+		deployed := e.addMachine("deployed-alice", "52:54:00:10:01:04", nil).SystemID
+		for _, id := range []string{mine, admins, free} {
+			e.ready(id)
+		}
+		e.deployedFor(deployed, e.user)
+		e.must(200, "POST", "machines/?op=allocate", e.user, url.Values{"system_id": {mine}}, nil)
+		e.must(200, "POST", "machines/?op=allocate", e.admin, url.Values{"system_id": {admins}}, nil)
+
+		ids := func(b []byte) []string {
+			var ms []apiMachine
+			if err := json.Unmarshal(b, &ms); err != nil {
+				t.Fatalf("decode %s: %v", b, err)
+			}
+			var out []string
+			for _, m := range ms {
+				out = append(out, m.SystemID)
+			}
+			return out
+		}
+		if got := ids(e.mustCLI(200, "GET", "machines/?op=list_allocated", e.user, nil).body); len(got) != 1 || got[0] != mine {
+			t.Fatalf("alice's list_allocated: %v, want only %s", got, mine)
+		}
+		if got := ids(e.mustCLI(200, "GET", "machines/?op=list_allocated", e.admin, nil).body); len(got) != 1 || got[0] != admins {
+			t.Fatalf("admin's list_allocated: %v, want only %s", got, admins)
+		}
+		if got := ids(e.mustCLI(200, "GET", "machines/?op=list_allocated&id="+admins, e.user, nil).body); len(got) != 0 {
+			t.Fatalf("alice's list_allocated of the admin's machine: %v", got)
+		}
+
+		// accept_all takes every held boot but a locked machine's.
+		e.mustCLI(200, "POST", "machines/"+deployed+"/?op=lock", e.user, nil)
+		for id, mac := range map[string]string{free: "52:54:00:10:02:03", deployed: "52:54:00:10:02:04"} {
+			if err := e.srv.Store.HoldBoot(ctx, store.HeldBoot{SystemID: id, MACs: []string{mac}, BootMAC: mac, Source: "192.0.2.50", Reason: "no power-on asked for"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := ids(e.mustCLI(200, "POST", "machines/?op=accept_all", e.user, nil).body); len(got) != 0 {
+			t.Fatalf("alice accepted %v", got)
+		}
+		if got := ids(e.mustCLI(200, "POST", "machines/?op=accept_all", e.admin, nil).body); len(got) != 1 || got[0] != free {
+			t.Fatalf("accept_all accepted %v, want only %s", got, free)
+		}
+		if _, err := e.srv.Store.HeldBoot(ctx, deployed); err != nil {
+			t.Fatalf("the locked machine's boot is no longer held: %v", err)
+		}
+		if m := e.machine(free); len(m.Interfaces) != 2 {
+			t.Fatalf("accepted machine's interfaces: %+v", m.Interfaces)
+		}
+
+		// set_zone: all or nothing.
+		e.must(200, "POST", "zones/", e.admin, url.Values{"name": {"rack2"}}, nil)
+		zoneOf := func(id string) string { return e.machine(id).Zone.Name }
+		refused := []struct {
+			body []byte
+			want string
+		}{
+			{cliBody(cliPart{name: "nodes", value: mine}), `{"zone":["This field is required."]}`},
+			{cliBody(cliPart{name: "zone", value: "nosuch"}, cliPart{name: "nodes", value: mine}), `{"zone":["Select a valid choice. That choice is not one of the available choices."]}`},
+			{cliBody(cliPart{name: "zone", value: "rack2"}), `{"system_id":["No node selected."]}`},
+			{cliBody(cliPart{name: "zone", value: "rack2"}, cliPart{name: "nodes", value: mine}, cliPart{name: "nodes", value: "nosuch"}), `{"system_id":["Some of the given system ids are invalid system ids."]}`},
+			{cliBody(cliPart{name: "zone", value: "rack2"}, cliPart{name: "nodes", value: mine}, cliPart{name: "nodes", value: deployed}), `{"system_id":["Some of the given system ids are invalid system ids."]}`},
+		}
+		for _, c := range refused {
+			a := e.cli("POST", "machines/?op=set_zone", e.admin, c.body)
+			if a.code != 400 || strings.TrimSpace(string(a.body)) != c.want {
+				t.Errorf("set_zone: %d %s, want 400 %s", a.code, a.body, c.want)
+			}
+		}
+		if zoneOf(mine) != "default" {
+			t.Fatal("a refused set_zone moved a machine")
+		}
+		if a := e.cli("POST", "machines/?op=set_zone", e.user, cliBody(cliPart{name: "zone", value: "rack2"}, cliPart{name: "nodes", value: mine})); a.code != 403 {
+			t.Fatalf("alice's set_zone: %d %s", a.code, a.body)
+		}
+		e.mustCLI(204, "POST", "machines/?op=set_zone", e.admin, cliBody(cliPart{name: "zone", value: "rack2"}, cliPart{name: "nodes", value: mine}, cliPart{name: "nodes", value: free}))
+		if zoneOf(mine) != "rack2" || zoneOf(free) != "rack2" || zoneOf(admins) != "default" {
+			t.Fatalf("zones after set_zone: %s %s %s", zoneOf(mine), zoneOf(free), zoneOf(admins))
+		}
+
+		// power_parameters for many: system_id → parameters, secrets
+		// included, for administrators only.
+		var params map[string]map[string]string
+		a := e.mustCLI(200, "GET", "machines/?op=power_parameters&id="+mine+"&id="+free, e.admin, nil)
+		if err := json.Unmarshal(a.body, &params); err != nil {
+			t.Fatal(err)
+		}
+		if len(params) != 2 || params[mine]["power_pass"] != "bmc-s3cret" || params[mine]["power_user"] != "root" || params[free] == nil {
+			t.Fatalf("power_parameters: %s", a.body)
+		}
+		if a := e.cli("GET", "machines/?op=power_parameters&id="+mine, e.user, nil); a.code != 403 || strings.Contains(string(a.body), "s3cret") {
+			t.Fatalf("alice's power_parameters: %d %s", a.code, a.body)
 		}
 	})
 }

@@ -384,10 +384,12 @@ type Store interface {
 	// boot as answered, for systemID; false when it already was.
 	// HoldBoot keeps the boot last held for a machine added by its BMC
 	// alone (one a machine, the newest); HeldBoot finds it
-	// (ErrNotFound); DeleteHeldBoot drops it.
+	// (ErrNotFound); DeleteHeldBoot drops it. HeldBootMachines lists the
+	// system IDs with a held boot, oldest hold first.
 	SpendSighting(ctx context.Context, id, systemID string) (bool, error)
 	HoldBoot(ctx context.Context, h HeldBoot) error
 	HeldBoot(ctx context.Context, systemID string) (HeldBoot, error)
+	HeldBootMachines(ctx context.Context) ([]string, error)
 	DeleteHeldBoot(ctx context.Context, systemID string) error
 
 	// Pool drift policies: the default power drift policy of machines in
