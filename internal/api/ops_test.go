@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -366,6 +367,91 @@ func TestMachinesCollectionOps(t *testing.T) {
 		}
 		if a := e.cli("GET", "machines/?op=power_parameters&id="+mine, e.user, nil); a.code != 403 || strings.Contains(string(a.body), "s3cret") {
 			t.Fatalf("alice's power_parameters: %d %s", a.code, a.body)
+		}
+	})
+}
+
+// TestUsersCreate: `maas admin users create username=... email=...
+// password=... is_superuser=0` as the CLI sends it; each missing
+// parameter is MAAS's "No provided NAME!", and a refused request leaves
+// no user behind.
+func TestUsersCreate(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		full := []cliPart{{name: "username", value: "carol"}, {name: "email", value: "carol@example.com"},
+			{name: "password", value: "carol's long secret"}, {name: "is_superuser", value: "0"}}
+		for i, missing := range []string{"username", "email", "password", "is_superuser"} {
+			parts := append(append([]cliPart(nil), full[:i]...), full[i+1:]...)
+			a := e.cli("POST", "users/", e.admin, cliBody(parts...))
+			if want := "No provided " + missing + "!"; a.code != 400 || strings.TrimSpace(string(a.body)) != want {
+				t.Errorf("without %s: %d %s, want 400 %s", missing, a.code, a.body, want)
+			}
+		}
+		bad := []struct {
+			part  cliPart
+			field string
+		}{
+			{cliPart{name: "username", value: "carol smith"}, "username"},
+			{cliPart{name: "email", value: "carol@example.com\r\nBcc: x"}, "email"},
+			{cliPart{name: "password", value: "short"}, "password"},
+			{cliPart{name: "is_superuser", value: "maybe"}, "is_superuser"},
+			{cliPart{name: "key", value: "ssh-rsa not-a-key"}, "key"},
+		}
+		for _, b := range bad {
+			parts := []cliPart{}
+			for _, p := range full {
+				if p.name != b.part.name {
+					parts = append(parts, p)
+				}
+			}
+			parts = append(parts, b.part)
+			if b.part.name == "key" {
+				parts[3] = cliPart{name: "is_superuser", value: "1"}
+			}
+			a := e.cli("POST", "users/", e.admin, cliBody(parts...))
+			if a.code != 400 || !strings.Contains(string(a.body), `"`+b.field+`"`) {
+				t.Errorf("bad %s: %d %s, want 400 naming it", b.field, a.code, a.body)
+			}
+		}
+		if _, err := e.srv.Store.GetUser(ctx, "carol"); err == nil {
+			t.Fatal("a refused create left a user")
+		}
+		if a := e.cli("POST", "users/", e.user, cliBody(full...)); a.code != 403 {
+			t.Fatalf("alice creates a user: %d %s", a.code, a.body)
+		}
+
+		var u struct {
+			Username    string `json:"username"`
+			Email       string `json:"email"`
+			IsSuperuser bool   `json:"is_superuser"`
+		}
+		if err := json.Unmarshal(e.mustCLI(200, "POST", "users/", e.admin, cliBody(full...)).body, &u); err != nil {
+			t.Fatal(err)
+		}
+		if u.Username != "carol" || u.Email != "carol@example.com" || u.IsSuperuser {
+			t.Fatalf("created %+v", u)
+		}
+		_, hash, err := e.srv.Store.PasswordHash(ctx, "carol")
+		if err != nil || password.Verify(hash, "carol's long secret") != nil {
+			t.Fatalf("carol's password was not stored: %v", err)
+		}
+		// A second create of the name is refused and changes nothing.
+		again := append(append([]cliPart(nil), full[:2]...), cliPart{name: "password", value: "another long one"}, cliPart{name: "is_superuser", value: "1"})
+		if a := e.cli("POST", "users/", e.admin, cliBody(again...)); a.code != 409 {
+			t.Fatalf("create carol twice: %d %s", a.code, a.body)
+		}
+		if got, hash, _ := e.srv.Store.PasswordHash(ctx, "carol"); got.Admin || password.Verify(hash, "carol's long secret") != nil {
+			t.Fatal("a refused second create changed carol")
+		}
+
+		key := testKey(7, "dave@ops")
+		e.mustCLI(200, "POST", "users/", e.admin, cliBody(cliPart{name: "username", value: "dave"}, cliPart{name: "email", value: ""},
+			cliPart{name: "password", value: "dave's long secret"}, cliPart{name: "is_superuser", value: "1"}, cliPart{name: "key", value: key}))
+		if ks, err := e.srv.Store.ListSSHKeys(ctx, "dave"); err != nil || len(ks) != 1 {
+			t.Fatalf("dave's SSH keys: %v %v", ks, err)
+		}
+		if got, err := e.srv.Store.GetUser(ctx, "dave"); err != nil || !got.Admin {
+			t.Fatalf("dave: %+v %v", got, err)
 		}
 	})
 }

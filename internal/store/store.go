@@ -297,6 +297,9 @@ type Store interface {
 
 	// Users and API tokens.
 	EnsureUser(ctx context.Context, name string, admin bool) (User, error)
+	// CreateUser adds a new user with an email and a password hash ("" for
+	// none) in one statement; a name already taken is a *ConflictError.
+	CreateUser(ctx context.Context, u User, passwordHash string) (User, error)
 	GetUser(ctx context.Context, name string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
 	// DeleteUser removes a user and its tokens, sessions and SSH keys;
