@@ -108,6 +108,7 @@ var docs = map[string]string{
 	"MachineHandler query_power_state": doc("Ask the machine's BMC for its power state.", "The query goes through the machine's power queue; a power type that cannot be queried answers unknown."),
 	"MachineHandler power_parameters":  doc("Read the machine's power parameters, secrets included (administrators)."),
 	"MachineHandler details":           doc("Read what commissioning found on the machine.", "The inventory as MAAS's details: lshw, lldp and Anvil's own report."),
+	"MachineHandler get_token":         doc("Read which metadata token the machine holds (administrators).", "Answers token_key and consumer_key of the token the machine's environment uses now, issued_for (the status it is valid in) and created; null when the machine has none. token_secret is always null: Anvil keeps only a hash of it, so a token is never read back."),
 	"MachineHandler power_queue":       doc("Read the machine's power queue: the command running and those waiting."),
 	"MachineHandler commission":        doc("Commission the machine: boot it into the ephemeral environment and take its inventory.", "", comment),
 	"MachineHandler abort":             doc("Abort the machine's current operation.", "", comment),

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -23,6 +24,7 @@ func (s *Server) machineRoutes() []route {
 		get("power_parameters", adminOnly, s.powerParameters),
 		get("details", authenticated, s.details),
 		get("power_queue", authenticated, s.powerQueue),
+		get("get_token", adminOnly, s.getToken),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {
@@ -324,6 +326,30 @@ func (s *Server) details(w http.ResponseWriter, r *request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"system_id": m.SystemID, "cpu_count": m.CPUCount, "memory": m.Memory, "storage": m.Storage,
 		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil, "inventory": m.Inventory, "results": files,
+	})
+	return nil
+}
+
+// getToken is MAAS's get_token: the machine's metadata token, or null
+// when it has none. Anvil keeps a token's secret only as a hash, so
+// token_secret is null: the keys say which token the machine holds, and
+// a token that could be read back would let anyone with this answer act
+// as the machine.
+func (s *Server) getToken(w http.ResponseWriter, r *request) error {
+	if _, err := s.store.GetMachine(r.Context(), r.id); err != nil {
+		return err
+	}
+	t, st, err := s.store.MachineToken(r.Context(), r.id)
+	if errors.Is(err, store.ErrNotFound) {
+		writeJSON(w, http.StatusOK, nil)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"token_key": t.TokenKey, "consumer_key": t.ConsumerKey, "token_secret": nil,
+		"issued_for": st.String(), "created": t.Created.UTC().Format(time.RFC3339),
 	})
 	return nil
 }

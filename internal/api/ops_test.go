@@ -455,3 +455,34 @@ func TestUsersCreate(t *testing.T) {
 		}
 	})
 }
+
+// TestGetToken: `maas admin machine get-token ID` names the machine's
+// metadata token and never shows its secret; users are refused.
+func TestGetToken(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("tokened", "52:54:00:10:03:01", nil).SystemID
+		if a := e.mustCLI(200, "GET", "machines/"+id+"/?op=get_token", e.admin, nil); strings.TrimSpace(string(a.body)) != "null" {
+			t.Fatalf("no token yet: %s", a.body)
+		}
+		e.must(200, "POST", "machines/"+id+"/?op=commission", e.admin, nil, nil)
+		tok, err := e.srv.Store.CreateMachineToken(t.Context(), id, machine.Commissioning)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := e.mustCLI(200, "GET", "machines/"+id+"/?op=get_token", e.admin, nil)
+		var got map[string]any
+		if err := json.Unmarshal(a.body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got["token_key"] != tok.TokenKey || got["consumer_key"] != tok.ConsumerKey || got["token_secret"] != nil ||
+			got["issued_for"] != "Commissioning" || strings.Contains(string(a.body), tok.Secret) {
+			t.Fatalf("get_token: %s", a.body)
+		}
+		if a := e.cli("GET", "machines/"+id+"/?op=get_token", e.user, nil); a.code != 403 {
+			t.Fatalf("alice's get_token: %d %s", a.code, a.body)
+		}
+		if a := e.cli("GET", "machines/nosuch/?op=get_token", e.admin, nil); a.code != 404 {
+			t.Fatalf("get_token of no machine: %d %s", a.code, a.body)
+		}
+	})
+}

@@ -335,6 +335,10 @@ type Store interface {
 	// environment uploads, the latest per name; both go with the machine.
 	CreateMachineToken(ctx context.Context, systemID string, st machine.Status) (Token, error)
 	LookupMachineToken(ctx context.Context, consumerKey, tokenKey, secret string) (string, machine.Status, error)
+	// MachineToken is the machine's current token without its secret,
+	// which is kept only as a hash, and the status it was issued for;
+	// ErrNotFound when the machine has none.
+	MachineToken(ctx context.Context, systemID string) (Token, machine.Status, error)
 	DeleteMachineTokens(ctx context.Context, systemID string) error
 	PutResults(ctx context.Context, systemID string, files map[string][]byte) error
 	// UpdateMachineWithResults is UpdateMachine that also stores result
