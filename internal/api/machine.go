@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -25,6 +24,9 @@ func (s *Server) machineRoutes() []route {
 		get("details", authenticated, s.details),
 		get("power_queue", authenticated, s.powerQueue),
 		get("get_token", adminOnly, s.getToken),
+		post("restore_networking_configuration", authenticated, s.restore(machine.RestoreNetworking)),
+		post("restore_storage_configuration", authenticated, s.restore(machine.RestoreStorage)),
+		post("restore_default_configuration", authenticated, s.restore(machine.RestoreDefault)),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {
@@ -326,30 +328,6 @@ func (s *Server) details(w http.ResponseWriter, r *request) error {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"system_id": m.SystemID, "cpu_count": m.CPUCount, "memory": m.Memory, "storage": m.Storage,
 		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil, "inventory": m.Inventory, "results": files,
-	})
-	return nil
-}
-
-// getToken is MAAS's get_token: the machine's metadata token, or null
-// when it has none. Anvil keeps a token's secret only as a hash, so
-// token_secret is null: the keys say which token the machine holds, and
-// a token that could be read back would let anyone with this answer act
-// as the machine.
-func (s *Server) getToken(w http.ResponseWriter, r *request) error {
-	if _, err := s.store.GetMachine(r.Context(), r.id); err != nil {
-		return err
-	}
-	t, st, err := s.store.MachineToken(r.Context(), r.id)
-	if errors.Is(err, store.ErrNotFound) {
-		writeJSON(w, http.StatusOK, nil)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"token_key": t.TokenKey, "consumer_key": t.ConsumerKey, "token_secret": nil,
-		"issued_for": st.String(), "created": t.Created.UTC().Format(time.RFC3339),
 	})
 	return nil
 }

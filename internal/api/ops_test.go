@@ -486,3 +486,47 @@ func TestGetToken(t *testing.T) {
 		}
 	})
 }
+
+// TestRestoreConfiguration: the three restores answer the machine in
+// Ready or Failed testing, and refuse as MAAS does elsewhere, for users
+// and on a locked machine.
+func TestRestoreConfiguration(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("restored", "52:54:00:10:04:01", nil).SystemID
+		used := e.addMachine("restored-used", "52:54:00:10:04:02", nil).SystemID
+		refusal := map[string]string{
+			"restore_networking_configuration": "Machine must be in a ready or failed testing state to restore networking configuration",
+			"restore_storage_configuration":    "Machine must be in a ready or failed testing state to restore storage configuration.",
+			"restore_default_configuration":    "Machine must be in a ready or failed testing state to restore default networking and storage configuration.",
+		}
+		for op, want := range refusal {
+			a := e.cli("POST", "machines/"+id+"/?op="+op, e.admin, nil)
+			if a.code != 409 || strings.TrimSpace(string(a.body)) != want {
+				t.Errorf("%s of a New machine: %d %s", op, a.code, a.body)
+			}
+		}
+		e.ready(id)
+		e.deployedFor(used, e.user)
+		e.failedTesting(used)
+		// Lock takes only deployed machines and a locked one is never
+		// tested; lock this one in the store to check the guard anyway.
+		if _, err := e.srv.Store.UpdateMachine(t.Context(), used, func(m *machine.Machine) ([]machine.Event, error) {
+			m.Locked = true
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for op := range refusal {
+			var m apiMachine
+			if err := json.Unmarshal(e.mustCLI(200, "POST", "machines/"+id+"/?op="+op, e.admin, nil).body, &m); err != nil || m.SystemID != id || m.StatusName != "Ready" {
+				t.Errorf("%s of a Ready machine: %+v %v", op, m, err)
+			}
+			if a := e.cli("POST", "machines/"+id+"/?op="+op, e.user, nil); a.code != 403 {
+				t.Errorf("%s by a user: %d %s", op, a.code, a.body)
+			}
+			if a := e.cli("POST", "machines/"+used+"/?op="+op, e.admin, nil); a.code != 403 || !strings.Contains(string(a.body), "locked") {
+				t.Errorf("%s of a locked machine: %d %s", op, a.code, a.body)
+			}
+		}
+	})
+}

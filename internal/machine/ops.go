@@ -136,3 +136,40 @@ func truncateKey(k string) string {
 	}
 	return k
 }
+
+// Restore is what a restore_*_configuration operation resets.
+type Restore string
+
+const (
+	RestoreNetworking Restore = "networking"
+	RestoreStorage    Restore = "storage"
+	RestoreDefault    Restore = "default"
+)
+
+// restoreRefusal is MAAS's text for each, word for word (its full stops
+// included).
+var restoreRefusal = map[Restore]string{
+	RestoreNetworking: "Machine must be in a ready or failed testing state to restore networking configuration",
+	RestoreStorage:    "Machine must be in a ready or failed testing state to restore storage configuration.",
+	RestoreDefault:    "Machine must be in a ready or failed testing state to restore default networking and storage configuration.",
+}
+
+// CheckRestore says whether a restore may run: administrators only, on an
+// unlocked machine in Ready or Failed testing, as MAAS checks.
+func CheckRestore(a Actor, m *Machine, what Restore) error {
+	action := Action("restore_" + string(what) + "_configuration")
+	msg, ok := restoreRefusal[what]
+	switch {
+	case !ok:
+		return fmt.Errorf("unknown configuration %q", what)
+	case !a.Admin && !a.System:
+		return &ForbiddenError{Action: action, Reason: "an administrator must do this"}
+	}
+	if err := CheckUnlocked(a, m, action); err != nil {
+		return err
+	}
+	if m.Status != Ready && m.Status != FailedTesting {
+		return &Violation{msg}
+	}
+	return nil
+}

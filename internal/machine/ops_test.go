@@ -230,3 +230,33 @@ func TestFreeMachineLosesOwnerData(t *testing.T) {
 		t.Errorf("mark fixed: %v status %s owner data %v", err, out.Machine.Status, out.Machine.OwnerData)
 	}
 }
+
+func TestCheckRestore(t *testing.T) {
+	for _, what := range []Restore{RestoreNetworking, RestoreStorage, RestoreDefault} {
+		for _, s := range AllStatuses {
+			m := fixture(s)
+			err := CheckRestore(adminActor, &m, what)
+			if s == Ready || s == FailedTesting {
+				if err != nil {
+					t.Errorf("%s in %s: %v", what, s, err)
+				}
+				if err := CheckRestore(aliceActor, &m, what); !errors.Is(err, ErrForbidden) {
+					t.Errorf("%s by a user: %v", what, err)
+				}
+				m.Locked = true
+				if err := CheckRestore(adminActor, &m, what); !errors.Is(err, ErrForbidden) {
+					t.Errorf("%s of a locked machine: %v", what, err)
+				}
+				continue
+			}
+			var v *Violation
+			if !errors.As(err, &v) || v.Msg != restoreRefusal[what] || !strings.HasPrefix(v.Msg, "Machine must be in a ready or failed testing state to restore ") {
+				t.Errorf("%s in %s: %v, want MAAS's refusal", what, s, err)
+			}
+		}
+	}
+	m := fixture(Ready)
+	if err := CheckRestore(adminActor, &m, "everything"); err == nil {
+		t.Error("an unknown restore was accepted")
+	}
+}
