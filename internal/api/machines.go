@@ -310,14 +310,19 @@ func (s *Server) acceptMany(w http.ResponseWriter, r *request) error {
 	if len(ids) == 0 {
 		return badField("machines", "at least one system_id is required")
 	}
-	var none []string
+	var none, locked []string
 	for _, id := range ids {
 		if _, err := s.store.HeldBoot(r.Context(), id); err != nil {
 			none = append(none, id)
+		} else if m, err := s.store.GetMachine(r.Context(), id); err == nil && machine.CheckUnlocked(r.who.actor(), &m, "accept") != nil {
+			locked = append(locked, id)
 		}
 	}
 	if len(none) > 0 {
 		return badField("machines", "no held boot to accept for: %s", strings.Join(none, ", "))
+	}
+	if len(locked) > 0 {
+		return &machine.ForbiddenError{Action: "accept", Reason: "locked: " + strings.Join(locked, ", ")}
 	}
 	n, err := s.loadNames(r)
 	if err != nil {

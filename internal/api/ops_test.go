@@ -312,6 +312,14 @@ func TestMachinesCollectionOps(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// op=accept naming a locked machine accepts nothing.
+		a := e.cli("POST", "machines/?op=accept", e.admin, cliBody(cliPart{name: "machines", value: free}, cliPart{name: "machines", value: deployed}))
+		if a.code != 403 || !strings.Contains(string(a.body), "locked: "+deployed) {
+			t.Fatalf("accept with a locked machine: %d %s", a.code, a.body)
+		}
+		if _, err := e.srv.Store.HeldBoot(ctx, free); err != nil {
+			t.Fatalf("a refused accept took a boot: %v", err)
+		}
 		if got := ids(e.mustCLI(200, "POST", "machines/?op=accept_all", e.user, nil).body); len(got) != 0 {
 			t.Fatalf("alice accepted %v", got)
 		}
@@ -358,7 +366,7 @@ func TestMachinesCollectionOps(t *testing.T) {
 		// power_parameters for many: system_id → parameters, secrets
 		// included, for administrators only.
 		var params map[string]map[string]string
-		a := e.mustCLI(200, "GET", "machines/?op=power_parameters&id="+mine+"&id="+free, e.admin, nil)
+		a = e.mustCLI(200, "GET", "machines/?op=power_parameters&id="+mine+"&id="+free, e.admin, nil)
 		if err := json.Unmarshal(a.body, &params); err != nil {
 			t.Fatal(err)
 		}
