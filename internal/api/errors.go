@@ -35,10 +35,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		ce  *store.ConflictError
 		mbe *http.MaxBytesError
 		cf  *conflict
+		mv  *machine.Violation
+		mi  *machine.InputError
 	)
 	switch {
 	case errors.As(err, &fe):
 		writeJSON(w, http.StatusBadRequest, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &mi):
+		writeJSON(w, http.StatusBadRequest, map[string][]string{mi.Field: {mi.Msg}})
+	case errors.As(err, &mv):
+		writeText(w, http.StatusConflict, mv.Msg)
 	case errors.As(err, &ve):
 		writeJSON(w, http.StatusBadRequest, map[string][]string{ve.Field: {ve.Err.Error()}})
 	case errors.As(err, &ua):

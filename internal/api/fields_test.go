@@ -180,7 +180,7 @@ func TestUserFields(t *testing.T) {
 			who["resource_uri"] != "/MAAS/api/2.0/users/alice/" {
 			t.Errorf("whoami: %v", who)
 		}
-		made := decodeObject(t, e.answer(http.StatusOK, "POST", "users/", e.admin, url.Values{"username": {"bob"}}))
+		made := decodeObject(t, e.answer(http.StatusOK, "POST", "users/", e.admin, url.Values{"username": {"bob"}, "email": {"bob@example.com"}, "password": {"correct horse"}, "is_superuser": {"0"}}))
 		checkFields(t, "created user", made, userSchema)
 		us := decodeList(t, e.answer(http.StatusOK, "GET", "users/", e.admin, nil))
 		if len(us) < 3 {

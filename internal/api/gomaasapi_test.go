@@ -120,3 +120,36 @@ func zoneNames(zs []gomaasapi.Zone) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TestMAASClientOwnerData: Juju tags the machines it allocates with
+// gomaasapi's SetOwnerData and reads them back with OwnerData.
+func TestMAASClientOwnerData(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.addMachine("juju-0", "52:54:00:00:05:0a", nil).SystemID
+		e.ready(id)
+		ctl, err := gomaasapi.NewController(gomaasapi.ControllerArgs{BaseURL: e.base, APIKey: e.user})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _, err := ctl.AllocateMachine(gomaasapi.AllocateMachineArgs{SystemId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetOwnerData(map[string]string{"juju-model-uuid": "2f1c", "juju-machine-id": "0"}); err != nil {
+			t.Fatalf("SetOwnerData: %v", err)
+		}
+		if err := m.SetOwnerData(map[string]string{"juju-machine-id": ""}); err != nil {
+			t.Fatalf("SetOwnerData removing a key: %v", err)
+		}
+		if got := m.OwnerData(); len(got) != 1 || got["juju-model-uuid"] != "2f1c" {
+			t.Fatalf("answered owner data %v", got)
+		}
+		ms, err := ctl.Machines(gomaasapi.MachinesArgs{SystemIDs: []string{id}})
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("read back: %v %v", ms, err)
+		}
+		if got := ms[0].OwnerData(); len(got) != 1 || got["juju-model-uuid"] != "2f1c" {
+			t.Fatalf("stored owner data %v", got)
+		}
+	})
+}

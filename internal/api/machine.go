@@ -23,6 +23,10 @@ func (s *Server) machineRoutes() []route {
 		get("power_parameters", adminOnly, s.powerParameters),
 		get("details", authenticated, s.details),
 		get("power_queue", authenticated, s.powerQueue),
+		get("get_token", adminOnly, s.getToken),
+		post("restore_networking_configuration", authenticated, s.restore(machine.RestoreNetworking)),
+		post("restore_storage_configuration", authenticated, s.restore(machine.RestoreStorage)),
+		post("restore_default_configuration", authenticated, s.restore(machine.RestoreDefault)),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {
@@ -30,7 +34,11 @@ func (s *Server) machineRoutes() []route {
 		}
 		r = append(r, post(string(a), authenticated, s.action(a)))
 	}
-	return r
+	for _, a := range machine.Operations {
+		r = append(r, post(string(a), authenticated, s.action(a)))
+	}
+	// MAAS's older name for set_workload_annotations.
+	return append(r, post("set_owner_data", authenticated, s.action(machine.SetWorkloadAnnotations)))
 }
 
 // visibleMachine loads a machine the caller may see; others are 404, as in
@@ -181,6 +189,15 @@ func (s *Server) action(a machine.Action) handlerFunc {
 			}
 		case machine.MarkBroken:
 			in.Comment = firstOr(r.form.Get("comment"), r.form.Get("error_description"))
+		case machine.SetWorkloadAnnotations:
+			// Every parameter but op is a key, as MAAS takes them; comment
+			// too. A repeated key takes its last value.
+			in.Comment, in.Annotations = "", map[string]string{}
+			for k, v := range r.form {
+				if k != "op" {
+					in.Annotations[k] = v[len(v)-1]
+				}
+			}
 		}
 		m, req, err := s.svc.Act(r.Context(), r.who.actor(), r.id, in)
 		if err != nil {

@@ -18,6 +18,9 @@ func (s *Server) machinesRoutes() []route {
 		post("allocate", authenticated, s.allocate),
 		post("release", authenticated, s.releaseMany),
 		post("accept", adminOnly, s.acceptMany),
+		post("accept_all", authenticated, s.acceptAll),
+		get("list_allocated", authenticated, s.listAllocated),
+		post("set_zone", adminOnly, s.setZone),
 		get("power_parameters", adminOnly, s.allPowerParameters),
 	}
 }
@@ -75,6 +78,11 @@ func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
 		return err
 	}
+	return s.writeMachines(w, r, f)
+}
+
+// writeMachines answers the machines f selects as a JSON array.
+func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.MachineFilter) error {
 	vs, err := s.store.ListMachineVersions(r.Context(), f)
 	if err != nil {
 		return err
@@ -261,7 +269,7 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 		return badField("machines", "at least one system_id is required")
 	}
 	actor := r.who.actor()
-	var missing, refused []string
+	var missing, refused, locked []string
 	for _, id := range ids {
 		m, err := s.store.GetMachine(r.Context(), id)
 		switch {
@@ -269,6 +277,8 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 			missing = append(missing, id)
 		case !machine.CanEdit(actor, &m):
 			refused = append(refused, id)
+		case machine.CheckUnlocked(actor, &m, machine.Release) != nil:
+			locked = append(locked, id)
 		}
 	}
 	if len(missing) > 0 {
@@ -276,6 +286,9 @@ func (s *Server) releaseMany(w http.ResponseWriter, r *request) error {
 	}
 	if len(refused) > 0 {
 		return &machine.ForbiddenError{Action: machine.Release, Reason: "not yours: " + strings.Join(refused, ", ")}
+	}
+	if len(locked) > 0 {
+		return &machine.ForbiddenError{Action: machine.Release, Reason: "locked: " + strings.Join(locked, ", ")}
 	}
 	var done []string
 	for _, id := range ids {
@@ -297,14 +310,19 @@ func (s *Server) acceptMany(w http.ResponseWriter, r *request) error {
 	if len(ids) == 0 {
 		return badField("machines", "at least one system_id is required")
 	}
-	var none []string
+	var none, locked []string
 	for _, id := range ids {
 		if _, err := s.store.HeldBoot(r.Context(), id); err != nil {
 			none = append(none, id)
+		} else if m, err := s.store.GetMachine(r.Context(), id); err == nil && machine.CheckUnlocked(r.who.actor(), &m, "accept") != nil {
+			locked = append(locked, id)
 		}
 	}
 	if len(none) > 0 {
 		return badField("machines", "no held boot to accept for: %s", strings.Join(none, ", "))
+	}
+	if len(locked) > 0 {
+		return &machine.ForbiddenError{Action: "accept", Reason: "locked: " + strings.Join(locked, ", ")}
 	}
 	n, err := s.loadNames(r)
 	if err != nil {

@@ -149,7 +149,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 	j := machineJSON{
 		ResourceURI: machineURI(m.SystemID), SystemID: m.SystemID, Hostname: m.Hostname, Description: m.Description,
 		HardwareUUID: optional(m.HardwareUUID), Domain: renderDomain(m.Domain), FQDN: m.FQDN(),
-		OwnerData: map[string]string{}, CacheSets: []any{}, BCaches: []any{},
+		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, CacheSets: []any{}, BCaches: []any{},
 		Architecture: m.Architecture, CPUCount: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
 		Status: int(m.Status), OSystem: m.OSystem, DistroSeries: m.DistroSeries, Netboot: m.NetbootFlag(),
 		PowerType: m.PowerType, PowerState: string(m.PowerState),
@@ -160,7 +160,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		NodeType: 0, NodeTypeName: "Machine", SpecialFilesystems: []any{},
 		scriptStatusesJSON: scriptStatuses(m), HardwareInfo: hardwareInfo(m.Inventory),
 		NUMANodes:           []numaJSON{{Cores: cores(m.CPUCount), Memory: m.Memory, Hugepages: []any{}}},
-		WorkloadAnnotations: map[string]string{},
+		WorkloadAnnotations: nonNil(m.OwnerData),
 	}
 	if j.PowerState == "" {
 		j.PowerState = string(machine.PowerUnknown)

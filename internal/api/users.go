@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -40,26 +41,67 @@ func (s *Server) userRoutes() []route {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		}),
-		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
-			name := r.form.Get("username")
-			if name == "" || len(name) > 150 || !validName(name) {
-				return badField("username", "a username of letters, digits and @.+-_ is required")
-			}
-			admin, err := boolParam(r, "is_superuser")
-			if err != nil {
-				return err
-			}
-			if _, err := s.store.GetUser(r.Context(), name); err == nil {
-				return &conflict{sprintf("user %q already exists", name)}
-			}
-			u, err := s.store.EnsureUser(r.Context(), name, admin)
-			if err != nil {
-				return err
-			}
-			writeJSON(w, http.StatusOK, renderUser(u))
-			return nil
-		}),
+		post("", adminOnly, s.createUser),
 	}
+}
+
+// createUser is MAAS's users create: username, email, password and
+// is_superuser are all required (MAAS's "No provided NAME!" otherwise);
+// an administrator may be given an SSH key too.
+func (s *Server) createUser(w http.ResponseWriter, r *request) error {
+	for _, p := range []string{"username", "email", "password", "is_superuser"} {
+		if !r.form.Has(p) {
+			writeText(w, http.StatusBadRequest, "No provided "+p+"!")
+			return nil
+		}
+	}
+	name, email := r.form.Get("username"), r.form.Get("email")
+	if name == "" || len(name) > 150 || !validName(name) {
+		return badField("username", "a username of letters, digits and @.+-_ is required; at most 150")
+	}
+	if err := validEmail(email); err != nil {
+		return badField("email", "%v", err)
+	}
+	hash, err := password.Hash(r.form.Get("password"))
+	if err != nil {
+		return badField("password", "%v", err)
+	}
+	admin, err := boolParam(r, "is_superuser")
+	if err != nil {
+		return err
+	}
+	var key string
+	if v := r.form.Get("key"); v != "" && admin {
+		if key, err = parseSSHKey(v); err != nil {
+			return err
+		}
+	}
+	u, err := s.store.CreateUser(r.Context(), store.User{Name: name, Email: email, Admin: admin}, hash)
+	if err != nil {
+		return err
+	}
+	if key != "" {
+		if _, err := s.store.AddSSHKey(r.Context(), u.Name, key); err != nil {
+			return fmt.Errorf("user %s was created but its SSH key was not added: %w", u.Name, err)
+		}
+	}
+	s.log.Info("user created", "user", u.Name, "admin", u.Admin, "by", r.who.user.Name)
+	writeJSON(w, http.StatusOK, renderUser(u))
+	return nil
+}
+
+// validEmail bounds what an address may be; MAAS takes any text, so
+// Anvil asks only for one address of sane length.
+func validEmail(e string) error {
+	if len(e) > 254 {
+		return fmt.Errorf("an email address is at most 254 characters")
+	}
+	for _, c := range e {
+		if c < ' ' || c == 0x7f {
+			return fmt.Errorf("an email address has no control characters")
+		}
+	}
+	return nil
 }
 
 func validName(n string) bool {

@@ -79,6 +79,9 @@ type Input struct {
 	DistroSeries string
 	UserData     []byte
 	Hostname     string // renames the machine for the deployment, when set
+	// Annotations are set_workload_annotations' keys; an empty value
+	// removes its key.
+	Annotations map[string]string
 }
 
 // PowerAction is what the lifecycle needs done to power. The coordinator

@@ -56,6 +56,12 @@ type Machine struct {
 	// UserData is the cloud-init user data of the current deployment.
 	UserData []byte
 	Tags     []string
+	// Locked refuses every change a person asks for (MAAS's lock) until
+	// the machine is unlocked; Anvil's own steps still run.
+	Locked bool
+	// OwnerData is the owner's key=value workload annotations (MAAS's
+	// owner_data); they go when the machine is free again.
+	OwnerData map[string]string
 	// BMCIdentity is "type|host|port|system" of the BMC and the system
 	// behind it, derived from the power parameters by the region; empty
 	// for manual power. No two machines share one.
@@ -117,11 +123,18 @@ func (m Machine) Clone() Machine {
 		inv := m.Inventory.Clone()
 		c.Inventory = &inv
 	}
-	if m.PowerParams != nil {
-		c.PowerParams = make(map[string]string, len(m.PowerParams))
-		for k, v := range m.PowerParams {
-			c.PowerParams[k] = v
-		}
+	c.PowerParams = cloneMap(m.PowerParams)
+	c.OwnerData = cloneMap(m.OwnerData)
+	return c
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
 	}
 	return c
 }

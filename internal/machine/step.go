@@ -15,6 +15,11 @@ func Step(m Machine, in Input, cfg Config) (Outcome, error) {
 	if err := h.authorise(in.Action, in.Actor, &m); err != nil {
 		return Outcome{}, err
 	}
+	if in.Action != Lock && in.Action != Unlock {
+		if err := CheckUnlocked(in.Actor, &m, in.Action); err != nil {
+			return Outcome{}, err
+		}
+	}
 	s := stepper{before: m.Status, m: m.Clone(), in: in, cfg: cfg}
 	if err := h.apply(&s); err != nil {
 		return Outcome{}, err
@@ -82,8 +87,13 @@ func init() {
 		Fail:           {systemOnly, (*stepper).fail},
 		Heartbeat:      {systemOnly, (*stepper).heartbeat},
 		Installed:      {systemOnly, (*stepper).installed},
+
+		Lock:                   {ownerOnly, (*stepper).lock},
+		Unlock:                 {ownerOnly, (*stepper).unlock},
+		OverrideFailedTesting:  {adminOnly, (*stepper).overrideFailedTesting},
+		SetWorkloadAnnotations: {ownerOnly, (*stepper).setWorkloadAnnotations},
 	}
-	for _, a := range UserActions {
+	for _, a := range append(append([]Action(nil), UserActions...), Operations...) {
 		if _, ok := handlers[a]; !ok {
 			panic("machine: no handler for " + string(a))
 		}
@@ -115,7 +125,7 @@ func (s *stepper) moveTo(to Status, evType, text string) {
 		// Ready is MAAS's free pool, whichever way the machine got there
 		// (mark_fixed, a passed test, commissioning a broken machine): an
 		// owner left behind would make it unallocatable and unreleasable.
-		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData = "", "", "", EraseNone, nil
+		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
 	}
 	if d := s.cfg.TimeoutFor(to); d > 0 {
 		s.m.StatusExpires = s.in.Now.Add(d)
@@ -343,7 +353,7 @@ func (s *stepper) succeed() error {
 	case Deploying:
 		s.moveTo(Deployed, "Deployed", s.withComment("Deployed"))
 	case Releasing, DiskErasing:
-		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData = "", "", "", EraseNone, nil
+		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
 		s.moveTo(Ready, "Released", s.withComment("Released"))
 		s.power = PowerDown
 	case EnteringRescueMode:

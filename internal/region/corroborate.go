@@ -117,6 +117,9 @@ func (s *Service) AcceptHeld(ctx context.Context, by, systemID string) (machine.
 		return machine.Machine{}, err
 	}
 	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		if err := machine.CheckUnlocked(machine.Actor{Name: by, Admin: true}, m, "accept"); err != nil {
+			return nil, err
+		}
 		learned := machine.LearnMACs(m, h.MACs, h.BootMAC)
 		if m.HardwareUUID == "" && machine.UsableUUID(h.UUID) {
 			m.HardwareUUID = h.UUID

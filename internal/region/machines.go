@@ -109,6 +109,9 @@ func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID stri
 		if !machine.CanEdit(actor, m) {
 			return nil, &machine.ForbiddenError{Action: "update", Reason: "the machine is not yours"}
 		}
+		if err := machine.CheckUnlocked(actor, m, "update"); err != nil {
+			return nil, err
+		}
 		before := m.Clone()
 		if err := edit(m); err != nil {
 			return nil, err
@@ -149,6 +152,9 @@ func (s *Service) Delete(ctx context.Context, actor machine.Actor, systemID stri
 			return fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
 		}
 		return &machine.ForbiddenError{Action: "delete", Reason: "an administrator must do this"}
+	}
+	if err := machine.CheckUnlocked(actor, &m, "delete"); err != nil {
+		return err
 	}
 	err = s.Store.DeleteMachine(ctx, systemID, []machine.Event{{
 		SystemID: m.SystemID, Hostname: m.Hostname, Type: "Deleted", Level: machine.LevelInfo,

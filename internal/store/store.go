@@ -297,6 +297,9 @@ type Store interface {
 
 	// Users and API tokens.
 	EnsureUser(ctx context.Context, name string, admin bool) (User, error)
+	// CreateUser adds a new user with an email and a password hash ("" for
+	// none) in one statement; a name already taken is a *ConflictError.
+	CreateUser(ctx context.Context, u User, passwordHash string) (User, error)
 	GetUser(ctx context.Context, name string) (User, error)
 	ListUsers(ctx context.Context) ([]User, error)
 	// DeleteUser removes a user and its tokens, sessions and SSH keys;
@@ -332,6 +335,10 @@ type Store interface {
 	// environment uploads, the latest per name; both go with the machine.
 	CreateMachineToken(ctx context.Context, systemID string, st machine.Status) (Token, error)
 	LookupMachineToken(ctx context.Context, consumerKey, tokenKey, secret string) (string, machine.Status, error)
+	// MachineToken is the machine's current token without its secret,
+	// which is kept only as a hash, and the status it was issued for;
+	// ErrNotFound when the machine has none.
+	MachineToken(ctx context.Context, systemID string) (Token, machine.Status, error)
 	DeleteMachineTokens(ctx context.Context, systemID string) error
 	PutResults(ctx context.Context, systemID string, files map[string][]byte) error
 	// UpdateMachineWithResults is UpdateMachine that also stores result
@@ -384,10 +391,12 @@ type Store interface {
 	// boot as answered, for systemID; false when it already was.
 	// HoldBoot keeps the boot last held for a machine added by its BMC
 	// alone (one a machine, the newest); HeldBoot finds it
-	// (ErrNotFound); DeleteHeldBoot drops it.
+	// (ErrNotFound); DeleteHeldBoot drops it. HeldBootMachines lists the
+	// system IDs with a held boot, oldest hold first.
 	SpendSighting(ctx context.Context, id, systemID string) (bool, error)
 	HoldBoot(ctx context.Context, h HeldBoot) error
 	HeldBoot(ctx context.Context, systemID string) (HeldBoot, error)
+	HeldBootMachines(ctx context.Context) ([]string, error)
 	DeleteHeldBoot(ctx context.Context, systemID string) error
 
 	// Pool drift policies: the default power drift policy of machines in

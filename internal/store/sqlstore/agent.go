@@ -68,6 +68,22 @@ func (s *Store) LookupMachineToken(ctx context.Context, consumerKey, tokenKey, s
 	return systemID, machine.Status(st), nil
 }
 
+func (s *Store) MachineToken(ctx context.Context, systemID string) (store.Token, machine.Status, error) {
+	var (
+		t  store.Token
+		st int
+	)
+	err := s.conn(s.read).queryRow(ctx, `SELECT token_key, consumer_key, status, created FROM machine_tokens WHERE system_id = ? ORDER BY created DESC LIMIT 1`, systemID).
+		Scan(&t.TokenKey, &t.ConsumerKey, &st, timeDest{&t.Created})
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, 0, notFound("token of machine", systemID)
+	}
+	if err != nil {
+		return t, 0, fmt.Errorf("token of machine %s: %w", systemID, err)
+	}
+	return t, machine.Status(st), nil
+}
+
 // DeleteMachineTokens revokes every token of the machine.
 func (s *Store) DeleteMachineTokens(ctx context.Context, systemID string) error {
 	_, err := s.conn(s.write).exec(ctx, `DELETE FROM machine_tokens WHERE system_id = ?`, systemID)

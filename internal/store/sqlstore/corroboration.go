@@ -57,6 +57,23 @@ func (s *Store) HeldBoot(ctx context.Context, systemID string) (store.HeldBoot, 
 	return h, nil
 }
 
+func (s *Store) HeldBootMachines(ctx context.Context) ([]string, error) {
+	rows, err := s.conn(s.read).query(ctx, `SELECT system_id FROM held_boots ORDER BY created, system_id`)
+	if err != nil {
+		return nil, fmt.Errorf("held boots: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("held boots: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 func (s *Store) DeleteHeldBoot(ctx context.Context, systemID string) error {
 	_, err := s.conn(s.write).exec(ctx, `DELETE FROM held_boots WHERE system_id = ?`, systemID)
 	return err

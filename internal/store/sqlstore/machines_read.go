@@ -24,7 +24,7 @@ func machineSelect(withPower bool) string {
 		m.status, m.status_message, m.previous_status, m.status_expires, m.owner, z.name, p.name,
 		m.power_type, ` + power + `, m.power_state, m.erase_mode, m.drift_policy, m.power_watch, m.cpu_count, m.memory, m.storage,
 		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version,
-		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data`
+		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data, m.locked, m.owner_data`
 }
 
 // scanMachine reads one row of machineSelect; the interfaces and tags come
@@ -37,12 +37,13 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 		watch  string
 		inv    string
 		ud     string
+		owd    string
 	)
 	err := rows.Scan(&id, &m.SystemID, &m.Hostname, &m.Domain, &m.Architecture, &m.Description,
 		&m.Status, &m.StatusMessage, &m.PreviousStatus, timeDest{&m.StatusExpires}, &m.Owner, &m.Zone, &m.Pool,
 		&m.PowerType, &sealed, &m.PowerState, &m.EraseMode, &m.DriftPolicy, &watch, &m.CPUCount, &m.Memory, &m.Storage,
 		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version,
-		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud)
+		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud, &m.Locked, &owd)
 	if err != nil {
 		return 0, m, fmt.Errorf("scan machine: %w", err)
 	}
@@ -54,6 +55,11 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 	if ud != "" {
 		if m.UserData, err = base64.StdEncoding.DecodeString(ud); err != nil {
 			return 0, m, fmt.Errorf("user data of machine %s: %w", m.SystemID, err)
+		}
+	}
+	if owd != "" {
+		if err := json.Unmarshal([]byte(owd), &m.OwnerData); err != nil {
+			return 0, m, fmt.Errorf("owner data of machine %s: %w", m.SystemID, err)
 		}
 	}
 	if inv != "" {

@@ -41,6 +41,22 @@ func (s *Store) EnsureUser(ctx context.Context, name string, admin bool) (store.
 	return getUser(ctx, c, name)
 }
 
+func (s *Store) CreateUser(ctx context.Context, u store.User, passwordHash string) (store.User, error) {
+	if u.Name == "" {
+		return store.User{}, errors.New("create user: a name is required")
+	}
+	c := s.conn(s.write)
+	res, err := c.exec(ctx, `INSERT INTO users (name, email, admin, password_hash, created) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING`,
+		u.Name, u.Email, u.Admin, passwordHash, s.tv(s.now()))
+	if err != nil {
+		return store.User{}, fmt.Errorf("create user %q: %w", u.Name, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return store.User{}, &store.ConflictError{What: "username " + u.Name}
+	}
+	return getUser(ctx, c, u.Name)
+}
+
 // GetUser returns a user, or an error wrapping store.ErrNotFound.
 func (s *Store) GetUser(ctx context.Context, name string) (store.User, error) {
 	return getUser(ctx, s.conn(s.read), name)

@@ -79,6 +79,11 @@ func testMachineTokens(t *testing.T, s store.Store) {
 			t.Fatalf("lookup %v: %v", bad, err)
 		}
 	}
+	// MachineToken shows the keys, never the secret.
+	if got, st, err := s.MachineToken(ctx, m.SystemID); err != nil || got.TokenKey != tok.TokenKey || got.ConsumerKey != tok.ConsumerKey ||
+		got.Secret != "" || st != machine.Commissioning {
+		t.Fatalf("MachineToken = %+v %s %v", got, st, err)
+	}
 	// A new token revokes the old one.
 	tok2, err := s.CreateMachineToken(ctx, m.SystemID, machine.Deploying)
 	if err != nil {
@@ -87,11 +92,17 @@ func testMachineTokens(t *testing.T, s store.Store) {
 	if _, _, err := s.LookupMachineToken(ctx, tok.ConsumerKey, tok.TokenKey, tok.Secret); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("old token still valid: %v", err)
 	}
+	if got, _, err := s.MachineToken(ctx, m.SystemID); err != nil || got.TokenKey != tok2.TokenKey {
+		t.Fatalf("MachineToken after a new one = %+v %v", got, err)
+	}
 	if err := s.DeleteMachineTokens(ctx, m.SystemID); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.LookupMachineToken(ctx, tok2.ConsumerKey, tok2.TokenKey, tok2.Secret); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("revoked token still valid: %v", err)
+	}
+	if _, _, err := s.MachineToken(ctx, m.SystemID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("MachineToken after revoking: %v", err)
 	}
 	if _, err := s.CreateMachineToken(ctx, "nosuch", machine.Commissioning); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("token for an unknown machine: %v", err)

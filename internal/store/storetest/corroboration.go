@@ -48,6 +48,18 @@ func testHeldBoots(t *testing.T, s store.Store) {
 	if err := s.HoldBoot(ctx, store.HeldBoot{SystemID: "nosuch", MACs: []string{mac(1)}}); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("hold for no machine: %v", err)
 	}
+	other := create(t, s, newMachine("node2", mac(9)))
+	if err := s.HoldBoot(ctx, store.HeldBoot{SystemID: other.SystemID, MACs: []string{mac(8)}}); err != nil {
+		t.Fatal(err)
+	}
+	// Both holds may fall in one tick of the store's clock: compare sets.
+	ids, err := s.HeldBootMachines(ctx)
+	if want := []string{m.SystemID, other.SystemID}; err != nil || !slices.Equal(slices.Sorted(slices.Values(ids)), slices.Sorted(slices.Values(want))) {
+		t.Fatalf("HeldBootMachines = %v, %v; want %v", ids, err, want)
+	}
+	if err := s.DeleteHeldBoot(ctx, other.SystemID); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.DeleteHeldBoot(ctx, m.SystemID); err != nil {
 		t.Fatal(err)
 	}
@@ -63,5 +75,8 @@ func testHeldBoots(t *testing.T, s store.Store) {
 	}
 	if _, err := s.HeldBoot(ctx, m.SystemID); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("after the machine was deleted: %v", err)
+	}
+	if ids, err := s.HeldBootMachines(ctx); err != nil || len(ids) != 0 {
+		t.Fatalf("HeldBootMachines after all went = %v, %v", ids, err)
 	}
 }

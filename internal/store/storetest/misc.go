@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,26 @@ func testUsers(t *testing.T, s store.Store) {
 	}
 	if _, err := s.EnsureUser(ctx, "", false); err == nil {
 		t.Fatal("an empty user name was accepted")
+	}
+
+	carol, err := s.CreateUser(ctx, store.User{Name: "carol", Email: "carol@example.com", Admin: true}, "hash-1")
+	if err != nil || carol.ID == 0 || carol.Email != "carol@example.com" || !carol.Admin {
+		t.Fatalf("CreateUser = %+v, %v", carol, err)
+	}
+	if _, h, err := s.PasswordHash(ctx, "carol"); err != nil || h != "hash-1" {
+		t.Fatalf("carol's hash = %q, %v", h, err)
+	}
+	// A taken name is a conflict, and the holder is left as it was.
+	_, err = s.CreateUser(ctx, store.User{Name: "carol", Email: "other@example.com"}, "hash-2")
+	var ce *store.ConflictError
+	if !errors.As(err, &ce) {
+		t.Fatalf("CreateUser of a taken name: %v, want a conflict", err)
+	}
+	if got, h, _ := s.PasswordHash(ctx, "carol"); got != carol || h != "hash-1" {
+		t.Fatalf("carol after a refused create: %+v %q", got, h)
+	}
+	if _, err := s.CreateUser(ctx, store.User{}, ""); err == nil {
+		t.Fatal("CreateUser without a name was accepted")
 	}
 }
 

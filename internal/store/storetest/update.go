@@ -25,13 +25,15 @@ func testUpdate(t *testing.T, s store.Store) {
 		m.StatusExpires = ts(45)
 		m.PowerParams["power_pass"] = "changed-" + Secret
 		m.CPUCount, m.Memory, m.Storage, m.Netboot = 32, 1<<20, 1.5, false
+		m.Locked, m.OwnerData = true, map[string]string{"juju-model-uuid": "m1", "ünï": "cödé"}
 		m.Tags = nil // ignored: tags are TagMachines' business
 		return []machine.Event{{Type: "Commissioning", Level: machine.LevelInfo, Description: "started"}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Version != 2 || got.Hostname != "renamed" || got.PowerParams["power_pass"] != "changed-"+Secret {
+	if got.Version != 2 || got.Hostname != "renamed" || got.PowerParams["power_pass"] != "changed-"+Secret ||
+		!got.Locked || got.OwnerData["ünï"] != "cödé" || len(got.OwnerData) != 2 {
 		t.Fatalf("UpdateMachine returned %+v", got)
 	}
 	equalStrings(t, "tags", got.Tags, []string{"gpu"})
@@ -44,13 +46,13 @@ func testUpdate(t *testing.T, s store.Store) {
 
 	// Clearing the expiry and the power parameters stores NULLs.
 	got, err = s.UpdateMachine(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
-		m.StatusExpires, m.PowerParams = time.Time{}, nil
+		m.StatusExpires, m.PowerParams, m.Locked, m.OwnerData = time.Time{}, nil, false, nil
 		return nil, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := get(t, s, m.SystemID); !g.StatusExpires.IsZero() || g.PowerParams != nil || g.Version != 3 {
+	if g := get(t, s, m.SystemID); !g.StatusExpires.IsZero() || g.PowerParams != nil || g.Version != 3 || g.Locked || g.OwnerData != nil {
 		t.Fatalf("after clearing: %+v", g)
 	}
 
