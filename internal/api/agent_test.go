@@ -69,9 +69,11 @@ func (e *env) enrol(id string) string {
 
 // seen is the sighting a rack (here, signed with the admin's key, as a
 // rack's key is an administrator's) puts on a boot it served to this
-// test's address for mac, ago seconds back: a distinct one per boot.
+// test's address for mac, ago minutes back: a distinct one per boot.
 func (e *env) seen(mac string, ago int) string {
-	return agentapi.Sign(e.admin, mac, "127.0.0.1", time.Now().Add(-time.Duration(ago)*time.Second))
+	// Minutes apart, not seconds: a sighting is signed to the second, so
+	// two signed a second apart on a slow machine would be one (spent).
+	return agentapi.Sign(e.admin, mac, "127.0.0.1", time.Now().Add(-time.Duration(ago)*time.Minute))
 }
 
 func TestEnlistThenCommission(t *testing.T) {
