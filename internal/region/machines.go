@@ -59,14 +59,16 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 		return err
 	}
 	s.Hub.Notify()
-	s.queryNewBMC(ctx, *m)
-	if commission {
-		got, _, err := s.Act(ctx, actor, m.SystemID, machine.Input{Action: machine.Commission})
-		if err != nil {
-			return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
-		}
-		*m = got
+	if !commission {
+		// Commissioning's power command reads the state on its own.
+		s.queryNewBMC(ctx, *m)
+		return nil
 	}
+	got, _, err := s.Act(ctx, actor, m.SystemID, machine.Input{Action: machine.Commission})
+	if err != nil {
+		return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
+	}
+	*m = got
 	return nil
 }
 
