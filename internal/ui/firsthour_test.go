@@ -200,6 +200,9 @@ func TestFirstHourPages(t *testing.T) {
 		if got, want := buttons(), "commission mark_broken rescue_mode power_on power_off delete"; got != want {
 			t.Fatalf("a New machine offers %q; want %q", got, want)
 		}
+		if browser.Get(t, b, chromedp.Evaluate[bool](`document.querySelector(".deploy-image").offsetParent !== null`)) {
+			t.Fatal("the image to deploy is offered on a machine that cannot be deployed")
+		}
 		// Marked broken, it offers what a Broken machine allows, without a
 		// reload.
 		b.Click(t, "#act-mark_broken")
