@@ -20,7 +20,8 @@ func (s *Server) rackRoutes() []route {
 }
 
 // bootEvents records what a rack saw of boots: on the machine that owns
-// the MAC (or SMBIOS UUID), else as a discovery of an unknown machine.
+// the MAC (or SMBIOS UUID), with the address it was seen with, else as a
+// discovery of an unknown machine.
 func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	var evs []rack.BootEvent
 	if err := json.Unmarshal([]byte(r.form.Get("events")), &evs); err != nil {
@@ -50,6 +51,9 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	}
 	var known []machine.Event
 	var bootedLocal []string
+	// addresses are the machines' MACs seen with an address, the last
+	// sighting of each: where the pages read a machine's addresses.
+	addresses := map[string]store.Discovery{}
 	// network_discovery=disabled keeps boots of unknown MACs out of the
 	// discoveries, as MAAS's setting keeps its passive discovery off.
 	discover := s.svc.SettingString(r.Context(), settings.NetworkDiscovery) != "disabled"
@@ -62,8 +66,11 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.AwaitsLocalBoot() {
 				bootedLocal = append(bootedLocal, m.SystemID)
 			}
+			if e.IP != "" {
+				addresses[e.MAC] = store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}
+			}
 			known = append(known, machine.Event{
-				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Boot " + truncate(e.Kind, 20), Level: machine.LevelInfo,
+				SystemID: m.SystemID, Hostname: m.Hostname, Type: machine.BootStepType + truncate(e.Kind, 20), Level: machine.LevelInfo,
 				Description: truncate(e.Detail, 500), Created: at.UTC(),
 			})
 			continue
@@ -72,6 +79,11 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			continue
 		}
 		if err := s.store.NoteDiscovery(r.Context(), store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}); err != nil {
+			return err
+		}
+	}
+	for _, d := range addresses {
+		if err := s.store.NoteDiscovery(r.Context(), d); err != nil {
 			return err
 		}
 	}

@@ -69,3 +69,25 @@ func canonicalHost(h string) string {
 	}
 	return h
 }
+
+// DescribeBMC says in words what a BMC identity names: "IPMI at
+// 127.0.0.1, port 47950" or "Redfish at bmc-7, port 443, system 1".
+// An empty identity (manual power) is "".
+func DescribeBMC(identity string) string {
+	parts := strings.Split(identity, "|")
+	if identity == "" || len(parts) != 4 {
+		return identity
+	}
+	typ := map[string]string{"ipmi": "IPMI", "redfish": "Redfish", "webhook": "webhook"}[parts[0]]
+	if typ == "" {
+		typ = parts[0]
+	}
+	out := typ + " at " + parts[1]
+	if parts[2] != "" {
+		out += ", port " + parts[2]
+	}
+	if parts[3] != "" {
+		out += ", system " + parts[3]
+	}
+	return out
+}

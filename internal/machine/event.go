@@ -32,6 +32,11 @@ func ParseLevel(v string) (Level, bool) {
 	return "", false
 }
 
+// BootStepType begins the type of every event a rack reports of a
+// machine's boot ("Boot dhcp", "Boot tftp", "Boot config"): the steps a
+// timeline may leave out so that lifecycle events stay in view.
+const BootStepType = "Boot "
+
 // Event is one thing that happened to a machine: a status change, an action,
 // a user request, a power result. Stores give it ID and keep it forever.
 type Event struct {

@@ -59,13 +59,16 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 		return err
 	}
 	s.Hub.Notify()
-	if commission {
-		got, _, err := s.Act(ctx, actor, m.SystemID, machine.Input{Action: machine.Commission})
-		if err != nil {
-			return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
-		}
-		*m = got
+	if !commission {
+		// Commissioning's power command reads the state on its own.
+		s.queryNewBMC(ctx, *m)
+		return nil
 	}
+	got, _, err := s.Act(ctx, actor, m.SystemID, machine.Input{Action: machine.Commission})
+	if err != nil {
+		return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
+	}
+	*m = got
 	return nil
 }
 
@@ -102,6 +105,7 @@ func (s *Service) outOfBand(ctx context.Context, m *machine.Machine) string {
 // Update applies an edit (the API's PUT) to a machine the actor may edit,
 // recording which fields changed. Power parameters are re-validated.
 func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID string, edit func(m *machine.Machine) error) (machine.Machine, error) {
+	newBMC := false
 	m, err := s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
 		if !machine.CanView(actor, m) {
 			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
@@ -124,6 +128,7 @@ func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID stri
 			return nil, err
 		}
 		m.BMCIdentity = id
+		newBMC = id != before.BMCIdentity || m.PowerType != before.PowerType
 		changed := changedFields(&before, m)
 		if len(changed) == 0 {
 			return nil, nil
@@ -137,8 +142,26 @@ func (s *Service) Update(ctx context.Context, actor machine.Actor, systemID stri
 	})
 	if err == nil {
 		s.Hub.Notify()
+		if newBMC {
+			s.queryNewBMC(ctx, m)
+		}
 	}
 	return m, err
+}
+
+// queryNewBMC asks a BMC just added (or changed) for the machine's power
+// state at once, rather than leaving it unknown until the monitor's slot
+// for the machine comes round, up to a poll interval later. It goes
+// through the power queue like every poll. A BMC that cannot be queried
+// (manual power) is left alone; a failure to queue is logged, never the
+// caller's error, since the machine is stored either way.
+func (s *Service) queryNewBMC(ctx context.Context, m machine.Machine) {
+	if !s.Power.Drivers().Queryable(m.PowerType) {
+		return
+	}
+	if _, _, err := s.Power.Submit(ctx, m, power.QueryAction, "", "new BMC"); err != nil {
+		s.logErr(err, "query new BMC", m.SystemID)
+	}
 }
 
 // Delete removes a machine; only admins may, as in MAAS.

@@ -194,6 +194,9 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	uiOpts := cfg.UI
 	uiOpts.Version = Version
+	if uiOpts.BootDir == "" && (cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "") {
+		uiOpts.BootDir = filepath.Join(cfg.DataDir, "boot") // the rack's, started below
+	}
 	pages, err := ui.New(svc, cfg.Log, uiOpts)
 	if err != nil {
 		st.Close()

@@ -113,8 +113,9 @@ type IPRange struct {
 	Comment  string
 }
 
-// Discovery is a MAC that tried to boot or get an address and belongs to
-// no machine.
+// Discovery is a sighting of a MAC that asked for an address or a boot:
+// the address it had and when. Of a MAC no machine has, it is a
+// discovery; of a machine's, the machine's last known address.
 type Discovery struct {
 	MAC       string
 	IP        string
@@ -196,11 +197,13 @@ type EventFilter struct {
 	SystemIDs []string
 	Zones     []string
 	MinLevel  machine.Level // events at this level or more severe
-	Owner     string        // events of machines owned by this user
-	BeforeID  int64         // events with ID < BeforeID
-	AfterID   int64         // events with ID > AfterID
-	Limit     int           // 0 means 100
-	Ascending bool
+	// SkipTypePrefix leaves out events whose type begins with it.
+	SkipTypePrefix string
+	Owner          string // events of machines owned by this user
+	BeforeID       int64  // events with ID < BeforeID
+	AfterID        int64  // events with ID > AfterID
+	Limit          int    // 0 means 100
+	Ascending      bool
 }
 
 // Power request states.
@@ -379,9 +382,13 @@ type Store interface {
 	CreateIPRange(ctx context.Context, r IPRange) (IPRange, error)
 	DeleteIPRange(ctx context.Context, id int64) error
 
-	// Discoveries: NoteDiscovery records a sighting of an unknown MAC.
+	// Discoveries: NoteDiscovery records a sighting of a MAC (the address
+	// it was seen with, and when). ListDiscoveries lists those of MACs no
+	// machine has; MachineSightings those of MACs machines have (of macs,
+	// when not nil), which is where a machine's addresses are read.
 	NoteDiscovery(ctx context.Context, d Discovery) error
 	ListDiscoveries(ctx context.Context) ([]Discovery, error)
+	MachineSightings(ctx context.Context, macs []string) ([]Discovery, error)
 	DeleteDiscovery(ctx context.Context, mac string) error
 	// Prune deletes old events and discoveries (see Retention), and
 	// sightings spent more than a day ago.

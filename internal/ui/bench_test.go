@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // BenchmarkMachineList10k measures the machine list's pages over HTTP with
@@ -33,7 +34,20 @@ func BenchmarkMachineList10k(b *testing.B) {
 		if err := s.srv.Store.CreateMachine(ctx, m, nil); err != nil {
 			b.Fatal(err)
 		}
+		// Every machine was seen with an address: the list shows it.
+		ip := fmt.Sprintf("10.%d.%d.%d", byte(i>>16), byte(i>>8), byte(i))
+		if err := s.srv.Store.NoteDiscovery(ctx, store.Discovery{MAC: m.Interfaces[0].MAC, IP: ip, LastWhat: "dhcp ack " + ip}); err != nil {
+			b.Fatal(err)
+		}
 	}
+	// What the list re-reads every few seconds for the addresses.
+	b.Run("sightings", func(b *testing.B) {
+		for b.Loop() {
+			if ss, err := s.srv.Store.MachineSightings(ctx, nil); err != nil || len(ss) != 10000 {
+				b.Fatalf("%d sightings, %v", len(ss), err)
+			}
+		}
+	})
 	c := newClient(b)
 	s.login(c, "ada", adaPass)
 	for _, q := range []string{"", "status=deployed&zone=default", "sort=cpu&dir=desc", "q=node-09", "page=150"} {

@@ -90,7 +90,7 @@ func TestPagesInBrowser(t *testing.T) {
 		chromedp.SetValue(css("#edit-power-address"), "127.0.0.1:9"), chromedp.SetValue(css("#edit-power-user"), "admin"),
 		chromedp.SetValue(css("#edit-power-pass"), "Bmc-secret-9"), chromedp.Click(css("#edit-submit")))
 	b.WaitText(t, "h1", "web-8", 15*time.Second)
-	b.WaitText(t, "#machine-live", "ipmi|127.0.0.1|9|", 15*time.Second)
+	b.WaitText(t, "#machine-bmc", "IPMI at 127.0.0.1, port 9", 15*time.Second)
 	if html := browser.Get(t, b, chromedp.Evaluate[string](`document.documentElement.outerHTML`)); strings.Contains(html, "Bmc-secret-9") {
 		t.Fatal("the page shows the BMC password")
 	}

@@ -33,11 +33,17 @@ type row struct {
 	Storage            float64
 	Tags               []string
 	MACs               []string
-	Version            int64
-	search             string // lower-case text the free-text filter matches
+	// IPs are the addresses the machine's MACs were last seen with.
+	IPs []string
+	// OS is osystem/series while the machine is deploying or deployed.
+	OS      string
+	Version int64
+	search  string // lower-case text the free-text filter matches
 }
 
-func rowOf(m *machine.Machine) row {
+// rowOf is the row of m; ips maps MACs to the address each was last seen
+// with.
+func rowOf(m *machine.Machine, ips map[string]string) row {
 	r := row{
 		SystemID: m.SystemID, Hostname: m.Hostname, Status: m.Status, StatusMessage: m.StatusMessage,
 		Power: m.PowerState, Drift: m.Watch.Drift, DriftReason: m.Watch.Reason,
@@ -49,10 +55,32 @@ func rowOf(m *machine.Machine) row {
 	if m.Watch.Failures > 0 {
 		r.PowerError = m.Watch.ReadError
 	}
+	if m.OSystem != "" {
+		r.OS = m.OSystem + "/" + m.DistroSeries
+	}
 	for _, i := range m.Interfaces {
 		r.MACs = append(r.MACs, i.MAC)
 	}
-	r.search = strings.ToLower(strings.Join(append([]string{m.Hostname, m.SystemID, m.Owner}, append(r.MACs, m.Tags...)...), " "))
+	return r.withIPs(ips)
+}
+
+// ipsOf is the distinct addresses of macs, in their order.
+func ipsOf(macs []string, ips map[string]string) []string {
+	var out []string
+	for _, mac := range macs {
+		if ip := ips[mac]; ip != "" && !slices.Contains(out, ip) {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// withIPs is r with the addresses its MACs were last seen with, and the
+// search text that goes with them.
+func (r row) withIPs(ips map[string]string) row {
+	r.IPs = ipsOf(r.MACs, ips)
+	words := append([]string{r.Hostname, r.SystemID, r.Owner, r.OS}, r.MACs...)
+	r.search = strings.ToLower(strings.Join(append(append(words, r.IPs...), r.Tags...), " "))
 	return r
 }
 
@@ -77,10 +105,16 @@ type fleet struct {
 
 	refreshMu sync.Mutex // one refresh at a time
 	checked   time.Time
+	// sighted is when the machines' addresses were last read: they
+	// change without moving a machine's version, so they are read on
+	// their own, at most once per sightGap.
+	sighted  time.Time
+	sightGap time.Duration
 
 	mu   sync.RWMutex
 	rows map[string]*row // never mutated: a change replaces the row
-	gen  int64           // increases whenever a row changes, appears or goes
+	ips  map[string]string
+	gen  int64 // increases whenever a row changes, appears or goes
 	// sorted caches, for the current generation, every row in the order
 	// of one sort key (ascending), so that a page costs one pass over the
 	// rows and no sort.
@@ -89,7 +123,7 @@ type fleet struct {
 }
 
 func newFleet(st store.Store, changed func() <-chan struct{}) *fleet {
-	return &fleet{store: st, minGap: 300 * time.Millisecond, changed: changed, rows: map[string]*row{}}
+	return &fleet{store: st, minGap: 300 * time.Millisecond, sightGap: 5 * time.Second, changed: changed, rows: map[string]*row{}}
 }
 
 // refresh reads what changed since the last refresh, unless one ran within
@@ -123,6 +157,24 @@ func (f *fleet) refresh(ctx context.Context) (int64, error) {
 	}
 	f.mu.RUnlock()
 
+	var ips map[string]string
+	if time.Since(f.sighted) >= f.sightGap {
+		ss, err := f.store.MachineSightings(ctx, nil)
+		if err != nil {
+			return f.generation(), err
+		}
+		ips = make(map[string]string, len(ss))
+		for _, d := range ss {
+			ips[d.MAC] = d.IP
+		}
+		f.sighted = time.Now()
+	}
+	f.mu.RLock()
+	use := f.ips
+	f.mu.RUnlock()
+	if ips != nil {
+		use = ips
+	}
 	fresh := make([]*row, 0, len(stale))
 	for chunk := range slices.Chunk(stale, 500) {
 		ms, err := f.store.ListMachines(ctx, store.MachineFilter{SystemIDs: chunk})
@@ -130,12 +182,21 @@ func (f *fleet) refresh(ctx context.Context) (int64, error) {
 			return f.generation(), err
 		}
 		for i := range ms {
-			r := rowOf(&ms[i])
+			r := rowOf(&ms[i], use)
 			fresh = append(fresh, &r)
 		}
 	}
 	f.mu.Lock()
 	shown := gone > 0
+	if ips != nil {
+		f.ips = ips
+		for id, r := range f.rows {
+			if !slices.Equal(ipsOf(r.MACs, ips), r.IPs) {
+				n := r.withIPs(ips)
+				f.rows[id], shown = &n, true
+			}
+		}
+	}
 	for _, r := range fresh {
 		if old, ok := f.rows[r.SystemID]; !ok || !old.looksLike(r) {
 			shown = true
@@ -167,9 +228,23 @@ func (f *fleet) generation() int64 {
 	return f.gen
 }
 
+// current returns every row as it is now, in no order. Unlike ordered's
+// cached slices, it holds rows replaced without a new generation (a new
+// power reading), so that what it counts of them is up to date.
+func (f *fleet) current() []*row {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := make([]*row, 0, len(f.rows))
+	for _, r := range f.rows {
+		out = append(out, r)
+	}
+	return out
+}
+
 // ordered returns every row in ascending order of the sort key (ties by
 // hostname, then system ID). The slice is shared: callers must not change
-// it or its rows.
+// it or its rows. It is kept for a generation, so a row in it may be older
+// than the fleet's in what looksLike ignores (the power reading's time).
 func (f *fleet) ordered(key string) []*row {
 	f.mu.RLock()
 	if f.sortedGen == f.gen && f.sorted[key] != nil {
@@ -195,7 +270,7 @@ func (f *fleet) ordered(key string) []*row {
 		if c := by(a, b); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.Hostname, b.Hostname); c != 0 {
+		if c := naturalCompare(a.Hostname, b.Hostname); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.SystemID, b.SystemID)

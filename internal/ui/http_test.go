@@ -25,16 +25,25 @@ type site struct {
 	base string
 	srv  *serve.Server
 	data string
+	db   string // the database URL; "" for SQLite in data
 }
 
 const adaPass = "Correct-horse-1"
 
-func start(t testing.TB) *site {
+func start(t testing.TB) *site { return startWith(t, "", nil) }
+
+// startWith is start on the database at dbURL ("" for SQLite in the data
+// directory), with the configuration changed by opt when it is not nil.
+func startWith(t testing.TB, dbURL string, opt func(*serve.Config)) *site {
 	t.Helper()
 	dir := t.TempDir()
-	srv, err := serve.Start(context.Background(), serve.Config{
-		DataDir: dir, Listen: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	cfg := serve.Config{
+		DataDir: dir, DBURL: dbURL, Listen: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if opt != nil {
+		opt(&cfg)
+	}
+	srv, err := serve.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,10 +52,10 @@ func start(t testing.TB) *site {
 		defer cancel()
 		_ = srv.Close(ctx)
 	})
-	if err := serve.SetPassword(context.Background(), dir, "", "ada", adaPass, true); err != nil {
+	if err := serve.SetPassword(context.Background(), dir, dbURL, "ada", adaPass, true); err != nil {
 		t.Fatal(err)
 	}
-	return &site{t: t, base: "http://" + srv.Addr.String(), srv: srv, data: dir}
+	return &site{t: t, base: "http://" + srv.Addr.String(), srv: srv, data: dir, db: dbURL}
 }
 
 func newClient(t testing.TB) *http.Client {

@@ -30,7 +30,7 @@ type listQuery struct {
 const maxPerPage = 500
 
 var sortKeys = map[string]func(a, b *row) int{
-	"hostname": func(a, b *row) int { return cmp.Compare(a.Hostname, b.Hostname) },
+	"hostname": func(a, b *row) int { return naturalCompare(a.Hostname, b.Hostname) },
 	"status":   func(a, b *row) int { return cmp.Compare(a.Status.String(), b.Status.String()) },
 	"power":    func(a, b *row) int { return cmp.Compare(a.Power, b.Power) },
 	"owner":    func(a, b *row) int { return cmp.Compare(a.Owner, b.Owner) },

@@ -15,7 +15,7 @@ func fleetRows() []row {
 		m := machine.Machine{SystemID: "id-" + host, Hostname: host, Status: st, PowerState: pw, Owner: owner, Zone: zone, Pool: "default",
 			CPUCount: cpu, Tags: tags, Interfaces: []machine.Interface{{MAC: "52:54:00:00:00:" + host[len(host)-2:]}}}
 		m.Watch.Failures, m.Watch.Drift = fails, drift
-		return rowOf(&m)
+		return rowOf(&m, nil)
 	}
 	return []row{
 		mk("web-01", machine.Ready, machine.PowerOff, "", "row-a", 8, 0, false, "web"),
@@ -118,7 +118,7 @@ func TestListQueryRoundTrip(t *testing.T) {
 
 func TestSampleOf(t *testing.T) {
 	rows := testFleet().ordered("hostname")
-	s := sampleOf(rows[0].ReadAt, rows)
+	s := sampleOf(rows[0].ReadAt, rows, func(string) bool { return true })
 	if s.ByStatus[machine.Deployed] != 2 || s.ByStatus[machine.New] != 1 || s.Drifting != 1 || s.BMCFailing != 1 {
 		t.Fatalf("sample %+v", s)
 	}

@@ -18,8 +18,15 @@ type machineData struct {
 	Waiting  []store.PowerRequest
 	Events   []machine.Event
 	More     bool // the timeline is longer than shown
-	Actions  any
-	Images   []string // what a deploy can use
+	// HideBoot says the timeline leaves out boot steps (the viewer's
+	// choice, kept in a cookie).
+	HideBoot bool
+	// Actions are what the viewer may do to the machine as it is.
+	Actions []actionButton
+	// IPs maps each interface's MAC to the address it was last seen with.
+	IPs       map[string]string
+	Addresses []string // the distinct addresses, in interface order
+	Images    []string // what a deploy can use
 	// For the edit form (admins only).
 	Zones, Pools, PowerTypes []string
 	Policies                 []machine.DriftPolicy
@@ -29,16 +36,66 @@ type machineData struct {
 
 const timelineLen = 200
 
-func (s *Server) machineData(r *http.Request, u store.User) (machineData, error) {
+// actionButton is one action a machine page offers.
+type actionButton struct{ Op, Label string }
+
+// actionLabels name the operations on a machine's page.
+var actionLabels = map[machine.Action]string{
+	machine.Commission: "Commission", machine.Abort: "Abort", machine.Allocate: "Allocate", machine.Deploy: "Deploy",
+	machine.Release: "Release", machine.MarkBroken: "Mark broken", machine.MarkFixed: "Mark fixed",
+	machine.EnterRescue: "Rescue mode", machine.ExitRescue: "Exit rescue mode", machine.Test: "Test",
+	machine.PowerOnAction: "Power on", machine.PowerOffAction: "Power off",
+}
+
+// viewMachine reads the machine the request names, as the viewer may see it.
+func (s *Server) viewMachine(r *http.Request, u store.User) (machine.Machine, error) {
 	id := r.PathValue("id")
 	m, err := s.store.GetMachine(r.Context(), id)
 	if err == nil && !machine.CanView(machine.Actor{Name: u.Name, Admin: u.Admin}, &m) {
 		err = fmt.Errorf("machine %s: %w", id, store.ErrNotFound)
 	}
+	return m, err
+}
+
+// offered is what u may do to m as it is: the actions the domain would
+// accept (machine.Offered), and delete for administrators, as the API
+// allows.
+func (s *Server) offered(m *machine.Machine, u store.User) []actionButton {
+	var out []actionButton
+	for _, a := range machine.Offered(*m, machine.Actor{Name: u.Name, Admin: u.Admin}, s.svc.Config, s.svc.Now()) {
+		out = append(out, actionButton{string(a), actionLabels[a]})
+	}
+	if u.Admin {
+		out = append(out, actionButton{"delete", "Delete"})
+	}
+	return out
+}
+
+// hideBootCookie keeps a viewer's choice to leave boot steps out of
+// machine timelines.
+const hideBootCookie = "anvil_timeline_boot"
+
+func (s *Server) machineData(r *http.Request, u store.User) (machineData, error) {
+	m, err := s.viewMachine(r, u)
 	if err != nil {
 		return machineData{}, err
 	}
-	d := machineData{M: &m, Actions: bulkActions, Expected: m.Watch.Expected}
+	d := machineData{M: &m, Actions: s.offered(&m, u), Expected: m.Watch.Expected, IPs: map[string]string{}}
+	if c, err := r.Cookie(hideBootCookie); err == nil && c.Value == "hide" {
+		d.HideBoot = true
+	}
+	var macs []string
+	for _, i := range m.Interfaces {
+		macs = append(macs, i.MAC)
+	}
+	seen, err := s.store.MachineSightings(r.Context(), macs)
+	if err != nil {
+		return d, err
+	}
+	for _, x := range seen {
+		d.IPs[x.MAC] = x.IP
+	}
+	d.Addresses = ipsOf(macs, d.IPs)
 	q, err := s.svc.Power.Queue(r.Context(), m.SystemID)
 	if err != nil {
 		return d, err
@@ -50,7 +107,11 @@ func (s *Server) machineData(r *http.Request, u store.User) (machineData, error)
 			d.Waiting = append(d.Waiting, q[i])
 		}
 	}
-	evs, err := s.store.QueryEvents(r.Context(), store.EventFilter{SystemIDs: []string{m.SystemID}, MinLevel: machine.LevelDebug, Limit: timelineLen + 1})
+	f := store.EventFilter{SystemIDs: []string{m.SystemID}, MinLevel: machine.LevelDebug, Limit: timelineLen + 1}
+	if d.HideBoot {
+		f.SkipTypePrefix = machine.BootStepType
+	}
+	evs, err := s.store.QueryEvents(r.Context(), f)
 	if err != nil {
 		return d, err
 	}
@@ -88,4 +149,15 @@ func (s *Server) machineLive(w http.ResponseWriter, r *http.Request, v *view) (s
 	}
 	v.Data = d
 	return "machine_live.html", nil
+}
+
+// machineActions is the machine page's buttons, fetched again when the
+// machine changes, so that they follow its status.
+func (s *Server) machineActions(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
+	m, err := s.viewMachine(r, v.User)
+	if err != nil {
+		return "", err
+	}
+	v.Data = machineData{M: &m, Actions: s.offered(&m, v.User)}
+	return "actions.html", nil
 }

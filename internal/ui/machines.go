@@ -83,12 +83,17 @@ func (s *Server) machinesPage(w http.ResponseWriter, r *http.Request, v *view) (
 	if err != nil {
 		return "", err
 	}
+	facts, err := s.siteFacts(r.Context(), images)
+	if err != nil {
+		return "", err
+	}
 	v.Title, v.Nav, v.Data = "Machines", "machines", struct {
 		machinesData
 		Actions     any
 		AllStatuses []machine.Status
 		Images      []string
-	}{d, bulkActions, machine.AllStatuses, images}
+		Gaps        []gap
+	}{d, bulkActions, machine.AllStatuses, images, siteGaps(facts)}
 	return "machines.html", nil
 }
 

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"sync"
@@ -18,12 +19,16 @@ type sample struct {
 	Drifting int
 	// BMCFailing counts machines whose last power reading failed.
 	BMCFailing int
-	// Sweep is how long ago the stalest polled machine was read: the time
-	// one sweep of the whole fleet takes, as seen from outside.
+	// Sweep is how long ago the stalest reading of a machine the monitor
+	// polls was taken: about one poll interval when every BMC answers,
+	// longer when failing BMCs are polled less often. Machines whose power
+	// cannot be queried (manual) are left out, whatever they once read.
 	Sweep time.Duration
 }
 
-func sampleOf(now time.Time, rows []*row) sample {
+// sampleOf counts rows at now; polled says which power types the monitor
+// polls.
+func sampleOf(now time.Time, rows []*row, polled func(powerType string) bool) sample {
 	s := sample{At: now, ByStatus: map[machine.Status]int{}}
 	for _, r := range rows {
 		s.ByStatus[r.Status]++
@@ -33,7 +38,7 @@ func sampleOf(now time.Time, rows []*row) sample {
 		if r.Failures > 0 {
 			s.BMCFailing++
 		}
-		if !r.ReadAt.IsZero() {
+		if !r.ReadAt.IsZero() && polled(r.PowerType) {
 			s.Sweep = max(s.Sweep, now.Sub(r.ReadAt))
 		}
 	}
@@ -76,6 +81,8 @@ type statsData struct {
 	Samples            int
 	Every              time.Duration
 	Current            []statusCount
+	// PollInterval is the power monitor's: what Sweep is when all is well.
+	PollInterval time.Duration
 }
 
 // statusColours keep a status's colour stable across samples and pages.
@@ -85,9 +92,9 @@ var statusColours = map[machine.Status]string{
 	machine.DiskErasing: "#bc4c00", machine.Allocated: "#54aeff", machine.Broken: "#6e7781",
 }
 
-func (s *Server) statsData() statsData {
+func (s *Server) statsData(ctx context.Context) statsData {
 	ss := s.stats.samples()
-	d := statsData{Samples: len(ss), Every: s.opts.SampleEvery}
+	d := statsData{Samples: len(ss), Every: s.opts.SampleEvery, PollInterval: s.svc.PollInterval(ctx)}
 	seen := map[machine.Status]bool{}
 	for _, x := range ss {
 		for st, n := range x.ByStatus {
@@ -111,7 +118,7 @@ func (s *Server) statsData() statsData {
 		series = append(series, sr)
 	}
 	d.Status = plot.StackedArea(plot.Options{Title: "Machines by status", Unit: "machines", Width: 720, Height: 280}, series...)
-	sweep := plot.Series{Name: "stalest power reading"}
+	sweep := plot.Series{Name: "oldest power reading of a polled machine"}
 	failing := plot.Series{Name: "BMCs failing", Color: "#c4262e"}
 	drift := plot.Series{Name: "machines in drift", Color: "#9a6700"}
 	for _, x := range ss {
@@ -119,7 +126,7 @@ func (s *Server) statsData() statsData {
 		failing.Points = append(failing.Points, plot.Point{T: x.At, V: float64(x.BMCFailing)})
 		drift.Points = append(drift.Points, plot.Point{T: x.At, V: float64(x.Drifting)})
 	}
-	d.Sweep = plot.Lines(plot.Options{Title: "Power poll sweep: age of the stalest reading", Unit: "seconds", Width: 720, Height: 240}, sweep)
+	d.Sweep = plot.Lines(plot.Options{Title: "Power poll sweep: age of the oldest reading", Unit: "seconds", Width: 720, Height: 240}, sweep)
 	d.BMC = plot.Lines(plot.Options{Title: "BMC failures and power drift", Unit: "machines", Width: 720, Height: 240}, failing, drift)
 	if len(ss) > 0 {
 		d.Latest = &ss[len(ss)-1]
@@ -134,11 +141,11 @@ func (s *Server) statsData() statsData {
 
 // statsPage and statsLive show the plots.
 func (s *Server) statsPage(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
-	v.Title, v.Nav, v.Data = "Statistics", "stats", s.statsData()
+	v.Title, v.Nav, v.Data = "Statistics", "stats", s.statsData(r.Context())
 	return "stats.html", nil
 }
 
 func (s *Server) statsLive(w http.ResponseWriter, r *http.Request, v *view) (string, error) {
-	v.Data = s.statsData()
+	v.Data = s.statsData(r.Context())
 	return "stats_live.html", nil
 }

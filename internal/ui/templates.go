@@ -20,6 +20,7 @@ func parseTemplates() (*template.Template, error) {
 		"join":      strings.Join,
 		"levelName": func(l machine.Level) string { return strings.ToLower(string(l)) },
 		"list":      func(v ...string) []string { return v },
+		"bmc":       machine.DescribeBMC,
 	}).ParseFS(templateFS, "templates/*.html")
 }
 

@@ -42,6 +42,10 @@ type Options struct {
 	StreamPoll time.Duration
 	// SampleEvery is how often the statistics plots take a sample.
 	SampleEvery time.Duration
+	// BootDir is the boot directory of the rack in this process, whose
+	// loaders and ephemeral environment the pages check; empty when the
+	// process runs no rack.
+	BootDir string
 }
 
 // Server serves the pages.
@@ -108,6 +112,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /MAAS/machines/add", s.page(s.addPage))
 	s.mux.HandleFunc("GET /MAAS/machine/{id}", s.page(s.machinePage))
 	s.mux.HandleFunc("GET /MAAS/machine/{id}/live", s.fragment(s.machineLive))
+	s.mux.HandleFunc("GET /MAAS/machine/{id}/actions", s.fragment(s.machineActions))
 	s.mux.HandleFunc("GET /MAAS/settings", s.page(s.settingsPage))
 	s.mux.HandleFunc("GET /MAAS/discoveries", s.page(s.discoveriesPage))
 	s.mux.HandleFunc("GET /MAAS/stats", s.page(s.statsPage))
@@ -241,7 +246,7 @@ func (s *Server) Run(ctx context.Context) {
 		if _, err := s.fleet.refresh(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("ui sample", "err", err)
 		} else {
-			s.stats.add(sampleOf(time.Now(), s.fleet.ordered("hostname")))
+			s.stats.add(sampleOf(time.Now(), s.fleet.current(), s.svc.Power.Drivers().Queryable))
 		}
 		select {
 		case <-ctx.Done():

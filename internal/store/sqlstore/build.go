@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -127,6 +128,9 @@ func eventQuery(f store.EventFilter) (string, []any) {
 	}
 	if f.MinLevel != "" {
 		w.add("e.level_rank >= ?", f.MinLevel.Rank())
+	}
+	if f.SkipTypePrefix != "" {
+		w.add("substr(e.type, 1, ?) <> ?", utf8.RuneCountInString(f.SkipTypePrefix), f.SkipTypePrefix)
 	}
 	if f.BeforeID > 0 {
 		w.add("e.id < ?", f.BeforeID)

@@ -23,19 +23,45 @@ func (s *Store) NoteDiscovery(ctx context.Context, d store.Discovery) error {
 	return nil
 }
 
+// ListDiscoveries lists the sightings of MACs no machine has: a MAC
+// leaves the list the moment a machine gets it, however it got it.
 func (s *Store) ListDiscoveries(ctx context.Context) ([]store.Discovery, error) {
-	var out []store.Discovery
-	err := eachRow(ctx, s.conn(s.read), `SELECT mac, ip, first_seen, last_seen, seen, last_what FROM discoveries ORDER BY last_seen DESC`, nil,
-		func(r *sql.Rows) error {
-			var d store.Discovery
-			err := r.Scan(&d.MAC, &d.IP, timeDest{&d.FirstSeen}, timeDest{&d.LastSeen}, &d.Seen, &d.LastWhat)
-			out = append(out, d)
-			return err
-		})
+	out, err := s.sightings(ctx, `SELECT d.mac, d.ip, d.first_seen, d.last_seen, d.seen, d.last_what FROM discoveries d
+		WHERE NOT EXISTS (SELECT 1 FROM interfaces i WHERE i.mac = d.mac) ORDER BY d.last_seen DESC`, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list discoveries: %w", err)
 	}
 	return out, nil
+}
+
+// MachineSightings lists the sightings of MACs machines have (of those in
+// macs, when macs is not nil): the address each was last seen with.
+func (s *Store) MachineSightings(ctx context.Context, macs []string) ([]store.Discovery, error) {
+	q := `SELECT d.mac, d.ip, d.first_seen, d.last_seen, d.seen, d.last_what FROM discoveries d JOIN interfaces i ON i.mac = d.mac`
+	var args []any
+	if macs != nil {
+		if len(macs) == 0 {
+			return nil, nil
+		}
+		q += ` WHERE d.mac IN ` + placeholders(len(macs))
+		args = anys(macs)
+	}
+	out, err := s.sightings(ctx, q+` ORDER BY d.mac`, args)
+	if err != nil {
+		return nil, fmt.Errorf("list machine sightings: %w", err)
+	}
+	return out, nil
+}
+
+func (s *Store) sightings(ctx context.Context, query string, args []any) ([]store.Discovery, error) {
+	var out []store.Discovery
+	err := eachRow(ctx, s.conn(s.read), query, args, func(r *sql.Rows) error {
+		var d store.Discovery
+		err := r.Scan(&d.MAC, &d.IP, timeDest{&d.FirstSeen}, timeDest{&d.LastSeen}, &d.Seen, &d.LastWhat)
+		out = append(out, d)
+		return err
+	})
+	return out, err
 }
 
 func (s *Store) DeleteDiscovery(ctx context.Context, mac string) error {

@@ -106,6 +106,8 @@ func testEventFilters(t *testing.T, s store.Store) {
 		{"window", store.EventFilter{AfterID: id("a-debug"), BeforeID: id("a-error")}, []string{"c-warn", "b-info"}},
 		{"combined", store.EventFilter{Zones: []string{"z1"}, MinLevel: machine.LevelWarning, Limit: 1}, []string{"c-crit"}},
 		{"hostile", store.EventFilter{Owner: "' OR 1=1 --"}, nil},
+		{"skip type prefix", store.EventFilter{SkipTypePrefix: "a-", MinLevel: machine.LevelWarning}, []string{"c-crit", "c-warn"}},
+		{"skip a type prefix like a pattern", store.EventFilter{SkipTypePrefix: "%", SystemIDs: []string{c.SystemID}}, []string{"c-crit", "c-warn"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

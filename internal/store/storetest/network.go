@@ -58,6 +58,23 @@ func testDiscoveries(t *testing.T, s store.Store) {
 	if err != nil || len(ds) != 1 || ds[0].Seen != 4 || ds[0].IP != "192.0.2.120" || ds[0].LastWhat != "dhcp offer" {
 		t.Fatalf("discoveries %+v %v", ds, err)
 	}
+	// Once a machine has the MAC it is no discovery; its sighting is the
+	// machine's address.
+	if err := s.CreateMachine(ctx, newMachine("seen-1", "52:54:00:99:00:01"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if ds, err := s.ListDiscoveries(ctx); err != nil || len(ds) != 0 {
+		t.Fatalf("a machine's MAC is still a discovery: %+v %v", ds, err)
+	}
+	for _, macs := range [][]string{nil, {"52:54:00:99:00:01", "52:54:00:99:00:02"}} {
+		ss, err := s.MachineSightings(ctx, macs)
+		if err != nil || len(ss) != 1 || ss[0].MAC != "52:54:00:99:00:01" || ss[0].IP != "192.0.2.120" {
+			t.Fatalf("machine sightings of %v: %+v %v", macs, ss, err)
+		}
+	}
+	if ss, err := s.MachineSightings(ctx, []string{}); err != nil || len(ss) != 0 {
+		t.Fatalf("sightings of no MACs: %+v %v", ss, err)
+	}
 	if err := s.DeleteDiscovery(ctx, "52:54:00:99:00:01"); err != nil {
 		t.Fatal(err)
 	}

@@ -250,7 +250,22 @@ function setupApiForms() {
   });
 }
 
+// ---- timeline -------------------------------------------------------------
+
+// The choice to hide boot steps is kept in a cookie, so that the server
+// leaves them out (a boot loop's hundreds of steps would otherwise push
+// the lifecycle events out of the newest 200) on every machine page.
+function setupTimeline() {
+  document.addEventListener("change", (ev) => {
+    if (!ev.target.matches("[data-hide-boot]")) return;
+    const v = ev.target.checked ? "hide" : "show";
+    document.cookie = "anvil_timeline_boot=" + v + "; path=/MAAS/; max-age=31536000; SameSite=Strict";
+    refreshLive(true);
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  setupTimeline();
   setupBulk();
   setupMachineActions();
   setupApiForms();
