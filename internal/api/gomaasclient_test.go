@@ -199,6 +199,13 @@ func TestGomaasclient(t *testing.T) {
 				}
 				return err
 			}},
+			{"Machines.ListAllocated", func() error {
+				ms, err := c.Machines.ListAllocated()
+				if err == nil && (len(ms) != 1 || ms[0].SystemID != id) {
+					err = fmt.Errorf("allocated: %+v", ms)
+				}
+				return err
+			}},
 			{"Machine.Deploy", func() error {
 				m, err := c.Machine.Deploy(id, &entity.MachineDeployParams{DistroSeries: "noble",
 					UserData: base64.StdEncoding.EncodeToString([]byte("#cloud-config\n{}\n"))})
@@ -207,6 +214,29 @@ func TestGomaasclient(t *testing.T) {
 				}
 				return err
 			}},
+			{"Machine.SetWorkloadAnnotations", func() error {
+				m, err := c.Machine.SetWorkloadAnnotations(id, map[string]string{"env": "prod"})
+				if err == nil && m.WorkloadAnnotations["env"] != "prod" {
+					err = fmt.Errorf("annotations %v", m.WorkloadAnnotations)
+				}
+				return err
+			}},
+			{"Machine.Lock", func() error {
+				m, err := c.Machine.Lock(id, "change freeze")
+				if err == nil && !m.Locked {
+					err = fmt.Errorf("not locked")
+				}
+				return err
+			}},
+			{"Machine.Abort refused while locked", func() error {
+				if _, err := c.Machine.Abort(id, "no"); err == nil || !strings.Contains(err.Error(), "locked") {
+					return fmt.Errorf("abort of a locked machine: %v", err)
+				}
+				return nil
+			}},
+			{"Machine.Unlock", func() error { _, err := c.Machine.Unlock(id, "thaw"); return err }},
+			{"Machine.GetToken", func() error { _, err := c.Machine.GetToken(id); return err }},
+			{"Machines.AcceptAll", func() error { return c.Machines.AcceptAll() }},
 			{"Machine.Abort", func() error { _, err := c.Machine.Abort(id, "changed my mind"); return err }},
 			{"Machine.Release", func() error { _, err := c.Machine.Release(id, &entity.MachineReleaseParams{Comment: "done"}); return err }},
 			{"Machine.Delete", func() error { return c.Machine.Delete(id) }},
