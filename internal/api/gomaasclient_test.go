@@ -238,7 +238,10 @@ func TestGomaasclient(t *testing.T) {
 			{"Machine.GetToken", func() error { _, err := c.Machine.GetToken(id); return err }},
 			{"Machines.AcceptAll", func() error { return c.Machines.AcceptAll() }},
 			{"Machine.Abort", func() error { _, err := c.Machine.Abort(id, "changed my mind"); return err }},
-			{"Machine.Release", func() error { _, err := c.Machine.Release(id, &entity.MachineReleaseParams{Comment: "done"}); return err }},
+			{"Machine.Release", func() error {
+				_, err := c.Machine.Release(id, &entity.MachineReleaseParams{Comment: "done"})
+				return err
+			}},
 			{"Machine.Delete", func() error { return c.Machine.Delete(id) }},
 			{"ResourcePool.Delete", func() error { return c.ResourcePool.Delete(poolID) }},
 			{"Zone.Delete", func() error { return c.Zone.Delete("tf-zone") }},
