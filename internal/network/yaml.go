@@ -2,14 +2,16 @@ package network
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
 // A small YAML writer for the network-config: ordered maps, lists and
-// scalars, every string double-quoted (JSON's quoting is YAML's), so a
-// name like "no" or "1" stays a string to PyYAML and libyaml alike, and
-// the output is the same bytes for the same model.
+// scalars, every string value double-quoted (JSON's quoting is YAML's) and
+// every key that could read as something else too, so a name like "no" or
+// "1" stays a string to PyYAML and libyaml alike; the output is the same
+// bytes for the same model.
 type (
 	ymap []ykv
 	ykv  struct {
@@ -21,12 +23,27 @@ type (
 
 func (m *ymap) set(k string, v any) { *m = append(*m, ykv{k, v}) }
 
+// plainKey is a key YAML 1.1 and 1.2 both read as the same string
+// unquoted; others ("no", "1", "on") are quoted.
+var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+
+func key(k string) string {
+	switch strings.ToLower(k) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return quote(k)
+	}
+	if plainKey.MatchString(k) {
+		return k
+	}
+	return quote(k)
+}
+
 func writeYAML(b *strings.Builder, v any, indent int) {
 	pad := strings.Repeat("  ", indent)
 	switch v := v.(type) {
 	case ymap:
 		for _, kv := range v {
-			b.WriteString(pad + quote(kv.k) + ":")
+			b.WriteString(pad + key(kv.k) + ":")
 			writeValue(b, kv.v, indent)
 		}
 	case ylist:
@@ -34,7 +51,7 @@ func writeYAML(b *strings.Builder, v any, indent int) {
 			b.WriteString(pad + "-")
 			if m, ok := e.(ymap); ok && len(m) > 0 {
 				// The first key shares the dash's line.
-				b.WriteString(" " + quote(m[0].k) + ":")
+				b.WriteString(" " + key(m[0].k) + ":")
 				writeValue(b, m[0].v, indent+1)
 				writeYAML(b, m[1:], indent+1)
 				continue
