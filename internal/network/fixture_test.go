@@ -39,7 +39,9 @@ func child(id int, t InterfaceType, name string, vlan int, parents []int, links 
 	return Interface{ID: id, Name: name, Type: t, VLANID: vlan, Parents: parents, Enabled: true, Links: links}
 }
 
-func static(id, subnet int, a string) Link { return Link{ID: id, Mode: LinkStatic, SubnetID: subnet, IP: ip(a)} }
+func static(id, subnet int, a string) Link {
+	return Link{ID: id, Mode: LinkStatic, SubnetID: subnet, IP: ip(a)}
+}
 
 const (
 	mac1 = "52:54:00:00:00:01"
@@ -57,7 +59,7 @@ func shapes() map[string]*Machine {
 	br := child(4, Bridge, "br0", 1, []int{3}, static(1, 1, "192.0.2.20"))
 	br.Bridge = BridgeParams{Type: BridgeStandard, STP: true, ForwardDelay: &fd}
 	return map[string]*Machine{
-		"dhcp": {Interfaces: []Interface{nic(1, "eth0", mac1, 1, Link{ID: 1, Mode: LinkDHCP, SubnetID: 1})}, BootInterface: 1},
+		"dhcp":   {Interfaces: []Interface{nic(1, "eth0", mac1, 1, Link{ID: 1, Mode: LinkDHCP, SubnetID: 1})}, BootInterface: 1},
 		"static": {Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}, BootInterface: 1},
 		"bond-vlan": {Interfaces: []Interface{
 			nic(1, "eth0", mac1, 1), nic(2, "eth1", mac2, 1), bond,
