@@ -1,6 +1,7 @@
 package network
 
 import (
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -125,5 +126,49 @@ func checkFiles(t *testing.T, root string, want map[string][]string) {
 				t.Errorf("%s lacks %q:\n%s", file, l, b)
 			}
 		}
+	}
+}
+
+// TestToolsAcceptGenerated gives netplan (and, for a few, cloud-init)
+// machines the fuzz builder makes from a fixed seed, those that render:
+// what Render accepts, the tools accept.
+func TestToolsAcceptGenerated(t *testing.T) {
+	netplan := need(t, "netplan", "netplan.io")
+	ci := need(t, "cloud-init", "cloud-init")
+	rng := rand.New(rand.NewSource(1))
+	checked := 0
+	for k := 0; k < 20000 && checked < 16; k++ {
+		b := make([]byte, 60)
+		rng.Read(b)
+		for j := range b {
+			if rng.Intn(3) == 0 {
+				b[j] = 0
+			}
+		}
+		y, err := Render(site(), machineFrom(b), renderOpts)
+		if err != nil {
+			continue
+		}
+		checked++
+		root := t.TempDir()
+		in := filepath.Join(root, "etc/netplan/50-cloud-init.yaml")
+		if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in, y, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(netplan, "generate", "--root-dir", root).CombinedOutput(); err != nil {
+			t.Errorf("netplan generate: %v\n%s\n%s", err, out, y)
+		}
+		if checked%8 == 0 {
+			out, err := exec.Command(ci, "devel", "net-convert", "-p", in, "-k", "yaml", "-d", filepath.Join(root, "eni"), "-D", "debian", "-O", "eni").CombinedOutput()
+			if err != nil {
+				t.Errorf("net-convert: %v\n%s\n%s", err, out, y)
+			}
+		}
+	}
+	if checked < 16 {
+		t.Fatalf("only %d generated machines render", checked)
 	}
 }
