@@ -94,3 +94,21 @@ func TestEffectiveMTU(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateRoute(t *testing.T) {
+	cases := []struct {
+		name         string
+		r            StaticRoute
+		field, words string
+	}{
+		{"on-link gateway", StaticRoute{SourceID: 2, Destination: pfx("198.18.10.0/24"), Gateway: ip("198.51.100.254")}, "", ""},
+		{"no source", StaticRoute{SourceID: 42, Destination: pfx("198.18.10.0/24"), Gateway: ip("198.51.100.254")}, "source", "does not exist"},
+		{"families differ", StaticRoute{SourceID: 2, Destination: pfx("2001:db8:5::/48"), Gateway: ip("198.51.100.254")}, "destination", "same IP version"},
+		{"to itself", StaticRoute{SourceID: 2, Destination: pfx("198.51.100.0/24"), Gateway: ip("198.51.100.254")}, "destination", "cannot be the same subnet"},
+		{"gateway off-link", StaticRoute{SourceID: 2, Destination: pfx("198.18.10.0/24"), Gateway: ip("192.0.2.254")}, "gateway_ip", "with in the source subnet"},
+		{"metric negative", StaticRoute{SourceID: 2, Destination: pfx("198.18.10.0/24"), Gateway: ip("198.51.100.254"), Metric: -1}, "metric", "greater than or equal to 0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { wantField(t, ValidateRoute(site(), c.r), c.field, c.words) })
+	}
+}
