@@ -58,9 +58,12 @@ func shapes() map[string]*Machine {
 	fd := 4
 	br := child(4, Bridge, "br0", 1, []int{3}, static(1, 1, "192.0.2.20"))
 	br.Bridge = BridgeParams{Type: BridgeStandard, STP: true, ForwardDelay: &fd}
+	ovs := child(2, Bridge, "br-ex", 1, []int{1}, static(1, 1, "192.0.2.30"))
+	ovs.Bridge = BridgeParams{Type: BridgeOVS}
 	return map[string]*Machine{
-		"dhcp":   {Interfaces: []Interface{nic(1, "eth0", mac1, 1, Link{ID: 1, Mode: LinkDHCP, SubnetID: 1})}, BootInterface: 1},
-		"static": {Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}, BootInterface: 1},
+		"bridge-ovs": {Interfaces: []Interface{nic(1, "eth0", mac1, 1), ovs}, BootInterface: 1},
+		"dhcp":       {Interfaces: []Interface{nic(1, "eth0", mac1, 1, Link{ID: 1, Mode: LinkDHCP, SubnetID: 1})}, BootInterface: 1},
+		"static":     {Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}, BootInterface: 1},
 		"bond-vlan": {Interfaces: []Interface{
 			nic(1, "eth0", mac1, 1), nic(2, "eth1", mac2, 1), bond,
 			child(4, VLANIf, "bond0.100", 2, []int{3}, static(1, 2, "198.51.100.10")),

@@ -28,6 +28,10 @@ var netplanWants = map[string]map[string][]string{
 		"run/systemd/network/10-netplan-br0.netdev":    {"Kind=bridge", "STP=true", "ForwardDelaySec=4"},
 		"run/systemd/network/10-netplan-br0.network":   {"Address=192.0.2.20/24", "Gateway=192.0.2.1"},
 	},
+	"bridge-ovs": {
+		"run/systemd/system/netplan-ovs-br-ex.service": {"ovs-vsctl --may-exist add-br br-ex", "ovs-vsctl --may-exist add-port br-ex eth0"},
+		"run/systemd/network/10-netplan-br-ex.network": {"Address=192.0.2.30/24", "Gateway=192.0.2.1"},
+	},
 	"two-families": {
 		"run/systemd/network/10-netplan-eth0.network": {"Address=192.0.2.10/24", "Address=2001:db8::10/64", "Gateway=192.0.2.1", "Gateway=2001:db8::1"},
 		"run/systemd/network/10-netplan-eth1.network": {"Address=198.18.0.1/24", "MTUBytes=9000"},
@@ -37,10 +41,12 @@ var netplanWants = map[string]map[string][]string{
 // Debian 12's cloud-init writes ifupdown's interfaces file (its renderer
 // when ifupdown is installed, as debootstrap installs it).
 var eniWants = map[string][]string{
-	"dhcp":         {"iface eth0 inet dhcp"},
-	"static":       {"iface eth0 inet static", "address 192.0.2.10/24", "gateway 192.0.2.1", "dns-nameservers 192.0.2.53", "dns-search maas example.com"},
-	"bond-vlan":    {"bond-master bond0", "bond-mode 802.3ad", "iface bond0.100 inet static", "vlan_id 100", "vlan-raw-device bond0", "address 198.51.100.10/24", "route add -net 198.18.10.0/24 gw 198.51.100.254"},
-	"bridge-bond":  {"bond-mode active-backup", "iface br0 inet static", "bridge_ports bond0", "bridge_stp on", "bridge_fd 4", "address 192.0.2.20/24"},
+	"dhcp":        {"iface eth0 inet dhcp"},
+	"static":      {"iface eth0 inet static", "address 192.0.2.10/24", "gateway 192.0.2.1", "dns-nameservers 192.0.2.53", "dns-search maas example.com"},
+	"bond-vlan":   {"bond-master bond0", "bond-mode 802.3ad", "iface bond0.100 inet static", "vlan_id 100", "vlan-raw-device bond0", "address 198.51.100.10/24", "route add -net 198.18.10.0/24 gw 198.51.100.254"},
+	"bridge-bond": {"bond-mode active-backup", "iface br0 inet static", "bridge_ports bond0", "bridge_stp on", "bridge_fd 4", "address 192.0.2.20/24"},
+	// cloud-init 22.4 writes an OVS bridge as a kernel bridge.
+	"bridge-ovs":   {"iface br-ex inet static", "bridge_ports eth0", "address 192.0.2.30/24"},
 	"two-families": {"iface eth0 inet static", "address 192.0.2.10/24", "iface eth0 inet6 static", "address 2001:db8::10/64", "gateway 2001:db8::1", "mtu 9000"},
 }
 
@@ -59,6 +65,10 @@ func TestNetplanGenerate(t *testing.T) {
 	netplan := need(t, "netplan", "netplan.io")
 	for name, m := range shapes() {
 		t.Run(name, func(t *testing.T) {
+			if name == "bridge-ovs" {
+				// netplan wants ovs-vsctl to write an OVS bridge's units.
+				need(t, "ovs-vsctl", "openvswitch-switch")
+			}
 			y, err := Render(site(), m, renderOpts)
 			if err != nil {
 				t.Fatal(err)
@@ -135,6 +145,7 @@ func checkFiles(t *testing.T, root string, want map[string][]string) {
 func TestToolsAcceptGenerated(t *testing.T) {
 	netplan := need(t, "netplan", "netplan.io")
 	ci := need(t, "cloud-init", "cloud-init")
+	need(t, "ovs-vsctl", "openvswitch-switch") // some are OVS bridges
 	rng := rand.New(rand.NewSource(1))
 	checked := 0
 	for k := 0; k < 20000 && checked < 16; k++ {
