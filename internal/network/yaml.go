@@ -2,7 +2,6 @@ package network
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -23,19 +22,21 @@ type (
 
 func (m *ymap) set(k string, v any) { *m = append(*m, ykv{k, v}) }
 
-// plainKey is a key YAML 1.1 and 1.2 both read as the same string
-// unquoted; others ("no", "1", "on") are quoted.
-var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
-
+// key writes k plain when YAML 1.1 and 1.2 both read it unquoted as the
+// same string (a letter or _, then letters, digits, _ . -), and quoted
+// otherwise ("no", "1", "on", "a b").
 func key(k string) string {
 	switch strings.ToLower(k) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+	case "", "y", "n", "yes", "no", "on", "off", "true", "false", "null":
 		return quote(k)
 	}
-	if plainKey.MatchString(k) {
-		return k
+	for i, c := range []byte(k) {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '.' || c == '-')) {
+			return quote(k)
+		}
 	}
-	return quote(k)
+	return k
 }
 
 func writeYAML(b *strings.Builder, v any, indent int) {
