@@ -51,7 +51,6 @@ type Link struct {
 // Machine is one machine's interfaces, the interface it boots from and the
 // links the owner chose for the default gateway (0: let it be chosen).
 type Machine struct {
-	Hostname      string
 	Interfaces    []Interface
 	BootInterface int
 	GatewayLink4  int

@@ -26,16 +26,27 @@ var domainName = regexp.MustCompile(`^([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-
 // given its name, bonds, bridges and VLANs with their parameters,
 // addresses, the default gateways, static routes, nameservers and MTU.
 // It refuses, with field errors, a model that cannot work: one that fails
-// Validate, or an AUTO or STATIC link with no address allocated yet.
+// Validate, a subnet or route it reads that fails its rule, or an AUTO or
+// STATIC link with no address allocated yet.
 // Interfaces are sorted by name; an interface's addresses follow its links.
 func Render(n *Network, m *Machine, opt RenderOptions) ([]byte, error) {
 	e := Validate(n, m, nil)
+	seen := map[int]bool{}
 	for _, i := range m.Interfaces {
 		for k, l := range i.Links {
 			if (l.Mode == LinkAuto || l.Mode == LinkStatic) && !l.IP.IsValid() && l.SubnetID != 0 {
 				e.Add(fmt.Sprintf("%s.links.%d.ip_address", i.Name, k), "The %s link has no address yet; allocate it before rendering.", modeName(l.Mode))
 			}
+			// The subnets the render reads must hold together too (a
+			// gateway of the other family would misplace gateway4).
+			if s, ok := n.Subnet(l.SubnetID); ok && !seen[s.ID] {
+				seen[s.ID] = true
+				e.Merge(fmt.Sprintf("subnets.%d", s.ID), ValidateSubnet(n, s))
+			}
 		}
+	}
+	for _, r := range routesOf(n, m) {
+		e.Merge(fmt.Sprintf("routes.%d", r.ID), ValidateRoute(n, r))
 	}
 	for _, d := range opt.SearchDomains {
 		if !domainName.MatchString(d) || len(d) > 253 {

@@ -51,6 +51,8 @@ func TestRenderRefuses(t *testing.T) {
 		{"address outside its subnet", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "198.51.100.5"))}}, "eth0.links.0.ip_address", "not in the given subnet"},
 		{"AUTO not allocated", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1, Link{ID: 1, Mode: LinkAuto, SubnetID: 1})}}, "eth0.links.0.ip_address", "no address yet"},
 		{"two IPv4 gateways, one a route", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}}, "routes", "second default gateway"},
+		{"subnet gateway of the other family", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}}, "subnets.1.gateway_ip", "within CIDR range"},
+		{"route off-link", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1, static(1, 1, "192.0.2.10"))}}, "routes.2.gateway_ip", "with in the source subnet"},
 		{"bad search domain", Machine{Interfaces: []Interface{nic(1, "eth0", mac1, 1)}}, "search", "not a domain name"},
 	}
 	for _, c := range cases {
@@ -60,6 +62,10 @@ func TestRenderRefuses(t *testing.T) {
 			switch c.field {
 			case "routes":
 				n.Routes = append(n.Routes, StaticRoute{ID: 2, SourceID: 1, Destination: pfx("0.0.0.0/0"), Gateway: ip("192.0.2.254")})
+			case "subnets.1.gateway_ip":
+				n.Subnets[0].Gateway = ip("2001:db8::1")
+			case "routes.2.gateway_ip":
+				n.Routes = append(n.Routes, StaticRoute{ID: 2, SourceID: 1, Destination: pfx("198.18.9.0/24"), Gateway: ip("198.51.100.9")})
 			case "search":
 				opt.SearchDomains = []string{"bad domain\n"}
 			}
