@@ -36,7 +36,7 @@ func BenchmarkRender16NICs(b *testing.B) {
 // BenchmarkNextFree allocates on a /16 whose first 10,000 addresses are
 // taken.
 func BenchmarkNextFree(b *testing.B) {
-	s := Subnet{ID: 1, CIDR: pfx("198.18.0.0/16"), Gateway: ip("198.18.0.1")}
+	s := Subnet{ID: 1, Managed: true, CIDR: pfx("198.18.0.0/16"), Gateway: ip("198.18.0.1")}
 	n := &Network{Subnets: []Subnet{s}}
 	used := map[netip.Addr]bool{}
 	for a, k := ip("198.18.0.2"), 0; k < 10000; a, k = a.Next(), k+1 {

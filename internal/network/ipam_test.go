@@ -22,26 +22,32 @@ func TestNextFree(t *testing.T) {
 		want   string // "" for exhausted
 	}{
 		// .1 is the gateway, .2-.9 reserved: the first free is .10.
-		{"after gateway and reserved range", Subnet{ID: 1, CIDR: pfx("192.0.2.0/24"), Gateway: ip("192.0.2.1")},
+		{"after gateway and reserved range", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/24"), Gateway: ip("192.0.2.1")},
 			[]IPRange{{SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.2"), End: ip("192.0.2.9")}}, nil, "192.0.2.10"},
-		{"skips used and DNS servers", Subnet{ID: 1, CIDR: pfx("192.0.2.0/24"), DNSServers: []netip.Addr{ip("192.0.2.2")}},
+		{"skips used and DNS servers", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/24"), DNSServers: []netip.Addr{ip("192.0.2.2")}},
 			nil, usedOf("192.0.2.1", "192.0.2.3"), "192.0.2.4"},
-		{"skips a dynamic range", Subnet{ID: 1, CIDR: pfx("192.0.2.0/29")},
+		{"skips a dynamic range", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/29")},
 			[]IPRange{{SubnetID: 1, Type: RangeDynamic, Start: ip("192.0.2.1"), End: ip("192.0.2.5")}}, nil, "192.0.2.6"},
-		{"never the broadcast address", Subnet{ID: 1, CIDR: pfx("192.0.2.0/30")}, nil, usedOf("192.0.2.1", "192.0.2.2"), ""},
-		{"/31 uses both addresses", Subnet{ID: 1, CIDR: pfx("192.0.2.0/31")}, nil, usedOf("192.0.2.0"), "192.0.2.1"},
-		{"/32 is its one address", Subnet{ID: 1, CIDR: pfx("192.0.2.7/32")}, nil, nil, "192.0.2.7"},
-		{"IPv6 skips the subnet-router address", Subnet{ID: 1, CIDR: pfx("2001:db8::/64"), Gateway: ip("2001:db8::1")}, nil, nil, "2001:db8::2"},
-		{"a huge reserved range is one step", Subnet{ID: 1, CIDR: pfx("2001:db8::/64")},
-			[]IPRange{{SubnetID: 1, Type: RangeReserved, Start: ip("2001:db8::1"), End: ip("2001:db8::ffff:ffff:ffff:fffe")}}, nil, "2001:db8::ffff:ffff:ffff:ffff"},
-		{"ranges of other subnets do not count", Subnet{ID: 1, CIDR: pfx("192.0.2.0/24")},
+		{"never the broadcast address", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/30")}, nil, usedOf("192.0.2.1", "192.0.2.2"), ""},
+		{"/31 uses both addresses", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/31")}, nil, usedOf("192.0.2.0"), "192.0.2.1"},
+		{"/32 is its one address", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.7/32")}, nil, nil, "192.0.2.7"},
+		{"IPv6 /64 skips the first 2^32", Subnet{ID: 1, Managed: true, CIDR: pfx("2001:db8::/64"), Gateway: ip("2001:db8::1")}, nil, nil, "2001:db8::1:0:0"},
+		{"IPv6 /80 skips the subnet-router address", Subnet{ID: 1, Managed: true, CIDR: pfx("2001:db8::/80"), Gateway: ip("2001:db8::1")}, nil, nil, "2001:db8::2"},
+		{"a huge reserved range is one step", Subnet{ID: 1, Managed: true, CIDR: pfx("2001:db8::/64")},
+			[]IPRange{{SubnetID: 1, Type: RangeReserved, Start: ip("2001:db8::1:0:0"), End: ip("2001:db8::ffff:ffff:ffff:fffe")}}, nil, "2001:db8::ffff:ffff:ffff:ffff"},
+		{"skips a static route's router", Subnet{ID: 2, Managed: true, CIDR: pfx("198.51.100.0/24"), Gateway: ip("198.51.100.254")}, nil, nil, "198.51.100.2"},
+		{"unmanaged: inside reserved ranges only", Subnet{ID: 1, CIDR: pfx("192.0.2.0/24"), Gateway: ip("192.0.2.1")},
+			[]IPRange{{SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.50"), End: ip("192.0.2.60")}, {SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.20"), End: ip("192.0.2.21")}}, usedOf("192.0.2.20"), "192.0.2.21"},
+		{"unmanaged: no reserved range, nothing", Subnet{ID: 1, CIDR: pfx("192.0.2.0/24")}, nil, nil, ""},
+		{"ranges of other subnets do not count", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/24")},
 			[]IPRange{{SubnetID: 2, Type: RangeDynamic, Start: ip("192.0.2.1"), End: ip("192.0.2.9")}}, nil, "192.0.2.1"},
-		{"full", Subnet{ID: 1, CIDR: pfx("192.0.2.0/29")},
+		{"full", Subnet{ID: 1, Managed: true, CIDR: pfx("192.0.2.0/29")},
 			[]IPRange{{SubnetID: 1, Type: RangeDynamic, Start: ip("192.0.2.1"), End: ip("192.0.2.6")}}, nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			n := &Network{Subnets: []Subnet{c.subnet}, Ranges: c.ranges}
+			n := &Network{Subnets: []Subnet{c.subnet}, Ranges: c.ranges,
+				Routes: []StaticRoute{{SourceID: 2, Destination: pfx("198.18.0.0/16"), Gateway: ip("198.51.100.1")}}}
 			got, err := NextFree(n, c.subnet, c.used)
 			if c.want == "" {
 				if err == nil || !strings.Contains(err.Error(), "No more IPs available") {
