@@ -109,3 +109,62 @@ func FuzzRender(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNextFree checks the allocation on a /27 against the rule read
+// address by address: the answer is free, and no lower address is.
+func FuzzNextFree(f *testing.F) {
+	f.Add([]byte{1, 3, 2, 9, 12, 0, 4, 5, 6})
+	f.Add([]byte{0, 0, 0, 0, 31, 1, 2, 3})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := &bytesIn{data}
+		base := ip("192.0.2.0")
+		at := func(k int) netip.Addr {
+			a := base
+			for ; k > 0; k-- {
+				a = a.Next()
+			}
+			return a
+		}
+		s := Subnet{ID: 1, CIDR: pfx("192.0.2.0/27"), Managed: r.next()%3 != 0, Gateway: at(r.next() % 32)}
+		n := &Network{Subnets: []Subnet{s}}
+		for k := r.next() % 3; k > 0; k-- {
+			a, b := r.next()%32, r.next()%32
+			if b < a {
+				a, b = b, a
+			}
+			n.Ranges = append(n.Ranges, IPRange{SubnetID: 1, Type: []IPRangeType{RangeDynamic, RangeReserved}[r.next()%2], Start: at(a), End: at(b)})
+		}
+		usedSet := map[netip.Addr]bool{}
+		for k := r.next() % 12; k > 0; k-- {
+			usedSet[at(r.next()%32)] = true
+		}
+		used := func(a netip.Addr) bool { return usedSet[a] }
+		free := func(a netip.Addr) bool {
+			if a == s.Gateway || used(a) || a == base || a == at(31) {
+				return false
+			}
+			inReserved := false
+			for _, rg := range n.Ranges {
+				if rg.Contains(a) && (rg.Type == RangeDynamic || s.Managed) {
+					return false
+				}
+				inReserved = inReserved || (rg.Contains(a) && rg.Type == RangeReserved)
+			}
+			return s.Managed || inReserved
+		}
+		want := netip.Addr{}
+		for k := 0; k < 32; k++ {
+			if free(at(k)) {
+				want = at(k)
+				break
+			}
+		}
+		got, err := NextFree(n, s, used)
+		if got != want || (err == nil) != want.IsValid() {
+			t.Fatalf("NextFree = %v, %v; want %v (subnet %+v, ranges %+v, used %v)", got, err, want, s, n.Ranges, usedSet)
+		}
+		if err == nil && len(checkAddress(n, s, got, used)) > 0 {
+			t.Fatalf("%v fails the STATIC rule: %v", got, checkAddress(n, s, got, used))
+		}
+	})
+}
