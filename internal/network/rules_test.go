@@ -78,6 +78,7 @@ func TestValidate(t *testing.T) {
 		{"name twice", []Interface{eth0(), nic(2, "eth0", mac2, 1)}, 0, 0, "eth0.name", "already has an interface named 'eth0'"},
 		{"name with a slash", []Interface{nic(1, "eth/0", mac1, 1)}, 0, 0, "eth/0.name", "not valid"},
 		{"name too long", []Interface{nic(1, "enp0s31f6abcdefgh", mac1, 1)}, 0, 0, "enp0s31f6abcdefgh.name", "not valid"},
+		{"ID twice", []Interface{eth0(), nic(1, "eth1", mac2, 1)}, 0, 0, "eth1.id", "used twice"},
 		{"type unknown", []Interface{{ID: 1, Name: "wl0", Type: "wifi", VLANID: 1, Enabled: true}}, 0, 0, "wl0.type", "Invalid interface type 'wifi'."},
 		{"interface on no VLAN", []Interface{nic(1, "eth0", mac1, 42)}, 0, 0, "eth0.vlan", "VLAN 42 does not exist"},
 		{"its own parent", []Interface{eth0(), child(2, Bridge, "br0", 1, []int{2})}, 0, 0, "br0.parents", "own parent"},

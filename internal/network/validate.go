@@ -19,6 +19,7 @@ func Validate(n *Network, m *Machine, used Used) FieldErrors {
 	names := map[string]int{}
 	macs := map[string]string{}
 	addrs := map[netip.Addr]string{}
+	ids := map[int]bool{}
 	for _, i := range m.Interfaces {
 		prefix := i.Name
 		if prefix == "" {
@@ -28,6 +29,10 @@ func Validate(n *Network, m *Machine, used Used) FieldErrors {
 			e.Add(prefix+".name", "Machine already has an interface named '%s' (interface %d).", i.Name, prev)
 		}
 		names[i.Name] = i.ID
+		if ids[i.ID] {
+			e.Add(prefix+".id", "Interface ID %d is used twice.", i.ID)
+		}
+		ids[i.ID] = true
 		ie := validateInterface(n, m, i, used)
 		if i.Type == Physical {
 			if mac, err := net.ParseMAC(i.MAC); err == nil {
@@ -61,7 +66,7 @@ func Validate(n *Network, m *Machine, used Used) FieldErrors {
 func validateInterface(n *Network, m *Machine, i Interface, used Used) FieldErrors {
 	var e FieldErrors
 	if !ifaceName.MatchString(i.Name) {
-		e.Add("name", "Interface name %q is not valid: 1 to 15 letters, digits and _ . : - (not first).", i.Name)
+		e.Add("name", "Interface name %q is not valid: 1 to 15 characters, letters, digits and _ . : - (a letter, digit or _ first).", i.Name)
 	}
 	if i.MAC != "" || i.Type == Physical {
 		if mac, err := net.ParseMAC(i.MAC); err != nil || len(mac) != 6 {
