@@ -111,7 +111,8 @@ func FuzzRender(f *testing.F) {
 }
 
 // FuzzNextFree checks the allocation on a /27 against the rule read
-// address by address: the answer is free, and no lower address is.
+// address by address: the answer is free, and no lower address is; and
+// Unused holds exactly the free addresses, none of them in use.
 func FuzzNextFree(f *testing.F) {
 	f.Add([]byte{1, 3, 2, 9, 12, 0, 4, 5, 6})
 	f.Add([]byte{0, 0, 0, 0, 31, 1, 2, 3})
@@ -162,6 +163,20 @@ func FuzzNextFree(f *testing.F) {
 		got, err := NextFree(n, s, used)
 		if got != want || (err == nil) != want.IsValid() {
 			t.Fatalf("NextFree = %v, %v; want %v (subnet %+v, ranges %+v, used %v)", got, err, want, s, n.Ranges, usedSet)
+		}
+		var assigned []netip.Addr
+		for a := range usedSet {
+			assigned = append(assigned, a)
+		}
+		unused := Unused(n, s, assigned)
+		for k := 0; k < 32; k++ {
+			_, in := spanHolding(unused, at(k))
+			if in != free(at(k)) {
+				t.Fatalf("%v: in Unused %v, free %v (unused %s)", at(k), in, free(at(k)), spans(unused))
+			}
+			if _, inUse := spanHolding(InUse(n, s, assigned), at(k)); inUse && in {
+				t.Fatalf("%v both in use and unused", at(k))
+			}
 		}
 		if err == nil && len(checkAddress(n, s, got, used)) > 0 {
 			t.Fatalf("%v fails the STATIC rule: %v", got, checkAddress(n, s, got, used))
