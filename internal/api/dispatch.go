@@ -65,6 +65,15 @@ type resource struct {
 	routes  []route
 }
 
+// model is MAAS's model name for the object a resource's path names
+// ("Machine" for MachineHandler), which its 404s name; "" for collections.
+func (res resource) model() string {
+	if res.param() == "" {
+		return ""
+	}
+	return strings.TrimSuffix(res.name, "Handler")
+}
+
 // param is the resource's path parameter ("system_id"), or "".
 func (res resource) param() string {
 	_, after, ok := strings.Cut(res.path, "{")
@@ -111,6 +120,7 @@ func (s *Server) withHash(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) dispatch(res resource) http.HandlerFunc {
 	routes := res.routes
 	param := res.param()
+	model := res.model()
 	methods := map[string]bool{}
 	for _, rt := range routes {
 		methods[rt.method] = true
@@ -179,7 +189,7 @@ func (s *Server) dispatch(res resource) http.HandlerFunc {
 			return
 		}
 		if err := found.h(w, req); err != nil {
-			s.writeError(w, r, err)
+			s.writeError(w, r, namedNotFound(err, model))
 		}
 	}
 }

@@ -1,7 +1,10 @@
 package api
 
 import (
+	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -112,11 +115,16 @@ func (s *Server) tagRoutes() []route {
 		// update_nodes adds and removes machines in one transaction and
 		// answers with the counts, as MAAS does.
 		post("update_nodes", adminOnly, func(w http.ResponseWriter, r *request) error {
+			if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+				return err
+			}
 			add, remove := list(r, "add"), list(r, "remove")
 			if len(add)+len(remove) == 0 {
 				return badField("add", "give system_ids to add or remove")
 			}
-			if err := s.store.TagMachines(r.Context(), r.id, add, remove); err != nil {
+			if err := s.store.TagMachines(r.Context(), r.id, add, remove); errors.Is(err, store.ErrNotFound) {
+				return s.unknownNodes(r, add, remove)
+			} else if err != nil {
 				return err
 			}
 			s.svc.Hub.Notify()
@@ -124,6 +132,36 @@ func (s *Server) tagRoutes() []route {
 			return nil
 		}),
 	}
+}
+
+// unknownNodes names, as a field error, the system IDs given to
+// update_nodes that name no machine. MAAS skips them; Anvil refuses the
+// call and changes nothing, so that a typo is not taken for success.
+func (s *Server) unknownNodes(r *request, add, remove []string) error {
+	ms, err := s.store.ListMachines(r.Context(), store.MachineFilter{SystemIDs: append(slices.Clip(add), remove...)})
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, m := range ms {
+		known[m.SystemID] = true
+	}
+	for _, field := range []struct {
+		name string
+		ids  []string
+	}{{"add", add}, {"remove", remove}} {
+		var missing []string
+		for _, id := range field.ids {
+			if !known[id] {
+				missing = append(missing, truncate(id, 40))
+			}
+		}
+		if len(missing) > 0 {
+			return badField(field.name, "No such node(s): %s.", strings.Join(missing, ", "))
+		}
+	}
+	// A machine deleted between the two reads: the call changed nothing.
+	return &conflict{"a machine given was deleted meanwhile; nothing was changed"}
 }
 
 // tagError turns the store's plain validation error for a bad name into a
