@@ -265,3 +265,13 @@ func param(name, typ, required, text string) string {
 
 func req(name, typ, text string) string { return param(name, typ, "Required.", text) }
 func opt(name, typ, text string) string { return param(name, typ, "Optional.", text) }
+
+// addDocs adds the descriptions of resources kept beside their handlers.
+func addDocs(m map[string]string) {
+	for k, v := range m {
+		if _, dup := docs[k]; dup {
+			panic("api: two docs for " + k)
+		}
+		docs[k] = v
+	}
+}

@@ -58,6 +58,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		mbe *http.MaxBytesError
 		cf  *conflict
 		nf  *notFoundError
+		br  *badRequest
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -66,6 +67,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(nf.Error()))
+	case errors.As(err, &br):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(br.msg))
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
 	case errors.As(err, &ve):

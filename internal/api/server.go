@@ -71,6 +71,7 @@ func (s *Server) routes() {
 	s.handle(resource{name: "MaasHandler", path: "maas/", routes: s.maasRoutes()})
 	s.handle(resource{name: "UsersHandler", path: "users/", routes: s.userRoutes()})
 	s.handle(resource{name: "UserHandler", path: "users/{username}/", routes: s.oneUserRoutes()})
+	s.handle(resource{name: "AccountHandler", path: "account/", routes: s.accountRoutes()})
 	s.handle(resource{name: "SSHKeysHandler", path: "account/prefs/sshkeys/", aliases: []string{"sshkeys/"}, routes: s.sshKeysRoutes()})
 	s.handle(resource{name: "SSHKeyHandler", path: "account/prefs/sshkeys/{id}/", aliases: []string{"sshkeys/{id}/"}, routes: s.sshKeyRoutes()})
 	s.handle(resource{name: "NodesHandler", anon: "AnonNodesHandler", path: "nodes/", routes: s.nodesRoutes()})

@@ -63,7 +63,12 @@ type Token struct {
 	Secret      string
 	Username    string
 	Created     time.Time
+	// Name is MAAS's consumer name for the key.
+	Name string
 }
+
+// DefaultTokenName is MAAS's name for a token created without one.
+const DefaultTokenName = "MAAS consumer"
 
 // APIKey renders the token in MAAS's format.
 func (t Token) APIKey() string { return t.ConsumerKey + ":" + t.TokenKey + ":" + t.Secret }
@@ -303,6 +308,15 @@ type Store interface {
 	// one who owns machines, or the last administrator, is ErrInUse.
 	DeleteUser(ctx context.Context, name string) error
 	CreateToken(ctx context.Context, username string) (Token, error)
+	// CreateNamedToken is CreateToken under a name (MAAS's consumer name).
+	// ListTokens lists a user's tokens, oldest first, secrets unsealed.
+	// DeleteToken and RenameToken act on one of the user's own tokens by
+	// its token key: another user's, or none, is ErrNotFound. A deleted
+	// token authenticates nothing from then on.
+	CreateNamedToken(ctx context.Context, username, name string) (Token, error)
+	ListTokens(ctx context.Context, username string) ([]Token, error)
+	DeleteToken(ctx context.Context, username, tokenKey string) error
+	RenameToken(ctx context.Context, username, tokenKey, name string) error
 	// LookupToken finds a token by its consumer and token keys.
 	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)
 

@@ -53,6 +53,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpiredAndCount", testExpiredAndCount},
 		{"Users", testUsers},
 		{"Tokens", testTokens},
+		{"NamedTokens", testNamedTokens},
 		{"Sessions", testSessions},
 		{"Config", testConfig},
 		{"Regions", testRegions},
