@@ -45,7 +45,7 @@ var docs = map[string]string{
 	"NodeHandler":                  "One node, whatever its type.",
 	"NodeHandler read":             doc("Read a node."),
 	"NodeHandler delete":           doc("Delete a node (administrators)."),
-	"NodeHandler details":          doc("Read what commissioning found on the node.", "The inventory as MAAS's details: lshw, lldp and Anvil's own report."),
+	"NodeHandler details":          doc("Read what commissioning found on the node.", "A BSON document (application/bson), as MAAS's: lshw and lldp, the XML dumps as bytes (null unless uploaded: Anvil's environment reports its inventory on the machine object), and anvil_results, the raw files the inventory was read from, by name."),
 	"NodeHandler power_parameters": doc("Read the node's power parameters, secrets included (administrators)."),
 
 	"MachinesHandler":      "Machines: physical servers Anvil enlists, commissions, deploys and powers.",
@@ -99,7 +99,7 @@ var docs = map[string]string{
 	"MachineHandler delete":            doc("Delete a machine (administrators)."),
 	"MachineHandler query_power_state": doc("Ask the machine's BMC for its power state.", "The query goes through the machine's power queue; a power type that cannot be queried answers unknown."),
 	"MachineHandler power_parameters":  doc("Read the machine's power parameters, secrets included (administrators)."),
-	"MachineHandler details":           doc("Read what commissioning found on the machine.", "The inventory as MAAS's details: lshw, lldp and Anvil's own report."),
+	"MachineHandler details":           doc("Read what commissioning found on the machine.", "A BSON document (application/bson), as MAAS's: lshw and lldp, the XML dumps as bytes (null unless uploaded: Anvil's environment reports its inventory on the machine object), and anvil_results, the raw files the inventory was read from, by name."),
 	"MachineHandler power_queue":       doc("Read the machine's power queue: the command running and those waiting."),
 	"MachineHandler commission":        doc("Commission the machine: boot it into the ephemeral environment and take its inventory.", "", comment),
 	"MachineHandler abort":             doc("Abort the machine's current operation.", "", comment),
