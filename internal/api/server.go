@@ -97,6 +97,12 @@ func (s *Server) routes() {
 	s.handle(resource{name: "IPRangeHandler", path: "ipranges/{id}/", routes: s.ipRangeRoutes()})
 	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
+	racks, rack := controllerRoutes(s.racks)
+	s.handle(resource{name: "RackControllersHandler", path: "rackcontrollers/", routes: racks})
+	s.handle(resource{name: "RackControllerHandler", path: "rackcontrollers/{system_id}/", routes: rack})
+	regions, region := controllerRoutes(s.regions)
+	s.handle(resource{name: "RegionControllersHandler", path: "regioncontrollers/", routes: regions})
+	s.handle(resource{name: "RegionControllerHandler", path: "regioncontrollers/{system_id}/", routes: region})
 	s.bootResourceStreams()
 	s.mux.HandleFunc("GET "+Prefix+"describe/{$}", s.describe)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

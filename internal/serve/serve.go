@@ -256,7 +256,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		return err
 	}
 	r, err := rack.Start(context.Background(), rack.Config{
-		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
+		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key, Version: Version,
 		HeldDataDir: true, // by this process, in Start
 		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,

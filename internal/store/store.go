@@ -118,6 +118,22 @@ type IPRange struct {
 	Comment  string
 }
 
+// RegionSeen is a region process by the URL it answers at.
+type RegionSeen struct {
+	URL  string
+	Seen time.Time
+}
+
+// Rack is a rack process that follows a region's boot stream: what it
+// said it is, where it connected from, and when it last was connected.
+type Rack struct {
+	SystemID string
+	Hostname string
+	Address  string
+	Version  string
+	Seen     time.Time
+}
+
 // Discovery is a MAC that tried to boot or get an address and belongs to
 // no machine.
 type Discovery struct {
@@ -418,6 +434,13 @@ type Store interface {
 	// alive; Regions lists those seen since a time, newest first.
 	TouchRegion(ctx context.Context, url string) error
 	Regions(ctx context.Context, since time.Time) ([]string, error)
+	// RegionsSeen lists every region recorded, with when it was last
+	// seen, most recently seen first.
+	RegionsSeen(ctx context.Context) ([]RegionSeen, error)
+	// TouchRack records a rack following the boot stream, by its
+	// SystemID, as seen now; ListRacks lists them by hostname.
+	TouchRack(ctx context.Context, r Rack) error
+	ListRacks(ctx context.Context) ([]Rack, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Users", testUsers},
 		{"Tokens", testTokens},
 		{"NamedTokens", testNamedTokens},
+		{"Racks", testRacks},
 		{"Sessions", testSessions},
 		{"Config", testConfig},
 		{"Regions", testRegions},

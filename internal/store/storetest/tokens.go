@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -54,5 +55,36 @@ func testNamedTokens(t *testing.T, s store.Store) {
 	wantErrIs(t, s.DeleteToken(ctx, "alice", ci.TokenKey), store.ErrNotFound)
 	if ts, _ := s.ListTokens(ctx, "alice"); len(ts) != 1 || ts[0] != plain {
 		t.Fatalf("after delete: %+v", ts)
+	}
+}
+
+// testRacks: a rack is recorded once by its system ID, with what it said
+// last, and regions are listed with when they were seen.
+func testRacks(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if rs, err := s.ListRacks(ctx); err != nil || len(rs) != 0 {
+		t.Fatalf("ListRacks on an empty store = %v, %v", rs, err)
+	}
+	before := time.Now().Add(-time.Second)
+	for _, r := range []store.Rack{
+		{SystemID: "r2", Hostname: "rack-b", Address: "192.0.2.2", Version: "1.0"},
+		{SystemID: "r1", Hostname: "rack-a", Address: "192.0.2.1", Version: "1.0"},
+		{SystemID: "r1", Hostname: "rack-a", Address: "192.0.2.9", Version: "1.1"},
+	} {
+		if err := s.TouchRack(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, err := s.ListRacks(ctx)
+	if err != nil || len(rs) != 2 || rs[0].SystemID != "r1" || rs[0].Address != "192.0.2.9" || rs[0].Version != "1.1" ||
+		rs[1].Hostname != "rack-b" || rs[0].Seen.Before(before) {
+		t.Fatalf("ListRacks = %+v, %v", rs, err)
+	}
+	if err := s.TouchRegion(ctx, "http://region-a:5240/MAAS/"); err != nil {
+		t.Fatal(err)
+	}
+	gs, err := s.RegionsSeen(ctx)
+	if err != nil || len(gs) != 1 || gs[0].URL != "http://region-a:5240/MAAS/" || gs[0].Seen.Before(before) {
+		t.Fatalf("RegionsSeen = %+v, %v", gs, err)
 	}
 }
