@@ -63,6 +63,9 @@ type resource struct {
 	// spellings); they are not described.
 	aliases []string
 	routes  []route
+	// notFound is the model a 404 on the path names when it is not the
+	// handler's ("BootSource" for a boot source's selections).
+	notFound string
 }
 
 // model is MAAS's model name for the object a resource's path names
@@ -70,6 +73,9 @@ type resource struct {
 func (res resource) model() string {
 	if res.param() == "" {
 		return ""
+	}
+	if res.notFound != "" {
+		return res.notFound
 	}
 	return strings.TrimSuffix(res.name, "Handler")
 }

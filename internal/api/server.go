@@ -103,6 +103,10 @@ func (s *Server) routes() {
 	regions, region := controllerRoutes(s.regions)
 	s.handle(resource{name: "RegionControllersHandler", path: "regioncontrollers/", routes: regions})
 	s.handle(resource{name: "RegionControllerHandler", path: "regioncontrollers/{system_id}/", routes: region})
+	s.handle(resource{name: "BootSourcesHandler", path: "boot-sources/", routes: s.bootSourcesRoutes()})
+	s.handle(resource{name: "BootSourceHandler", path: "boot-sources/{id}/", routes: s.bootSourceRoutes()})
+	s.handle(resource{name: "BootSourceSelectionsHandler", path: "boot-sources/{boot_source_id}/selections/",
+		notFound: "BootSource", routes: s.bootSourceSelectionsRoutes()})
 	s.bootResourceStreams()
 	s.mux.HandleFunc("GET "+Prefix+"describe/{$}", s.describe)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
