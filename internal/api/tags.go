@@ -89,27 +89,21 @@ func (s *Server) tagRoutes() []route {
 			writeNoContent(w)
 			return nil
 		}),
-		get("machines", authenticated, func(w http.ResponseWriter, r *request) error {
-			if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
-				return err
-			}
-			f := store.MachineFilter{Tags: []string{r.id}}
-			if !r.who.user.Admin {
-				f.VisibleTo = r.who.user.Name
-			}
-			ms, err := s.store.ListMachines(r.Context(), f)
+		get("machines", authenticated, s.taggedMachines),
+		// Anvil's nodes are machines; it has no devices, and its
+		// controllers carry no tags.
+		get("nodes", authenticated, s.taggedMachines),
+		get("devices", authenticated, s.taggedNone),
+		get("rack_controllers", authenticated, s.taggedNone),
+		get("region_controllers", authenticated, s.taggedNone),
+		// Anvil's tags have no XPath definition yet, so there is nothing
+		// to rebuild: MAAS answers such a tag the same and does nothing.
+		post("rebuild", adminOnly, func(w http.ResponseWriter, r *request) error {
+			t, err := s.store.GetTag(r.Context(), r.id)
 			if err != nil {
 				return err
 			}
-			n, err := s.loadNames(r)
-			if err != nil {
-				return err
-			}
-			out := make([]machineJSON, len(ms))
-			for i := range ms {
-				out[i] = renderMachine(&ms[i], n, false)
-			}
-			writeJSON(w, http.StatusOK, out)
+			writeJSON(w, http.StatusOK, map[string]string{"rebuilding": t.Name})
 			return nil
 		}),
 		// update_nodes adds and removes machines in one transaction and
@@ -132,6 +126,51 @@ func (s *Server) tagRoutes() []route {
 			return nil
 		}),
 	}
+}
+
+func init() {
+	addDocs(map[string]string{
+		"TagHandler nodes":              doc("List the nodes with the tag that the caller may see (Anvil's nodes are machines)."),
+		"TagHandler devices":            doc("List the devices with the tag (Anvil has no devices: always empty)."),
+		"TagHandler rack_controllers":   doc("List the rack controllers with the tag (controllers carry no tags: always empty)."),
+		"TagHandler region_controllers": doc("List the region controllers with the tag (controllers carry no tags: always empty)."),
+		"TagHandler rebuild": doc("Rebuild the tag's machines from its definition (administrators).",
+			"Anvil's tags have no XPath definition yet, so this changes nothing; it answers as MAAS does for a tag without one."),
+	})
+}
+
+// taggedMachines lists the machines with the tag that the caller may see.
+func (s *Server) taggedMachines(w http.ResponseWriter, r *request) error {
+	if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+		return err
+	}
+	f := store.MachineFilter{Tags: []string{r.id}}
+	if !r.who.user.Admin {
+		f.VisibleTo = r.who.user.Name
+	}
+	ms, err := s.store.ListMachines(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	out := make([]machineJSON, len(ms))
+	for i := range ms {
+		out[i] = renderMachine(&ms[i], n, false)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// taggedNone answers for node types Anvil has none of with the tag.
+func (s *Server) taggedNone(w http.ResponseWriter, r *request) error {
+	if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, []any{})
+	return nil
 }
 
 // unknownNodes names, as a field error, the system IDs given to
