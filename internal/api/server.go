@@ -36,6 +36,8 @@ type Options struct {
 	Self string
 	// PeerHTTP fetches from other regions (http.DefaultClient when nil).
 	PeerHTTP *http.Client
+	// KeySources are where sshkeys/ op=import fetches public keys.
+	KeySources KeySources
 }
 
 // Server is the API's http.Handler.

@@ -264,6 +264,9 @@ type SSHKey struct {
 	Username string
 	Key      string
 	Created  time.Time
+	// KeySource is where an imported key came from, MAAS's
+	// "protocol:id" ("gh:alice"); empty for a key added by hand.
+	KeySource string
 }
 
 // Session is a web UI login. Its ID is given to the browser once, as a
@@ -353,6 +356,10 @@ type Store interface {
 	DeleteSession(ctx context.Context, id string) error
 	AddSSHKey(ctx context.Context, username, key string) (SSHKey, error)
 	ListSSHKeys(ctx context.Context, username string) ([]SSHKey, error)
+	// ImportSSHKeys adds, in one transaction, those of keys the user does
+	// not have yet, under keysource, and returns the user's keys from
+	// keysource (those added and those it had).
+	ImportSSHKeys(ctx context.Context, username, keysource string, keys []string) ([]SSHKey, error)
 	DeleteSSHKey(ctx context.Context, username string, id int64) error
 
 	// Machine tokens: the metadata credentials of one machine, valid only

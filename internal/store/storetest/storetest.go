@@ -55,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tokens", testTokens},
 		{"NamedTokens", testNamedTokens},
 		{"Racks", testRacks},
+		{"ImportSSHKeys", testImportSSHKeys},
 		{"Sessions", testSessions},
 		{"Config", testConfig},
 		{"Regions", testRegions},

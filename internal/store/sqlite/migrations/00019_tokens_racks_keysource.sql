@@ -11,9 +11,14 @@ CREATE TABLE racks (
     hostname  TEXT NOT NULL,
     address   TEXT NOT NULL,
     version   TEXT NOT NULL,
-    seen      TIMESTAMPTZ NOT NULL
+    seen      INTEGER NOT NULL
 );
 
+-- Where an imported SSH key came from, as MAAS's keysource ("gh:alice");
+-- empty for a key added by hand.
+ALTER TABLE sshkeys ADD COLUMN keysource TEXT NOT NULL DEFAULT '';
+
 -- +goose Down
+ALTER TABLE sshkeys DROP COLUMN keysource;
 DROP TABLE racks;
 ALTER TABLE tokens DROP COLUMN name;

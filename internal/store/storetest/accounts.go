@@ -88,3 +88,30 @@ func testRacks(t *testing.T, s store.Store) {
 		t.Fatalf("RegionsSeen = %+v, %v", gs, err)
 	}
 }
+
+// testImportSSHKeys: imported keys carry their source, a key the user has
+// already is not added twice, and importing again adds nothing.
+func testImportSSHKeys(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	if _, err := s.EnsureUser(ctx, "alice", false); err != nil {
+		t.Fatal(err)
+	}
+	own, err := s.AddSSHKey(ctx, "alice", "ssh-ed25519 AAAA own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := s.ImportSSHKeys(ctx, "alice", "gh:alice", []string{"ssh-ed25519 AAAA own", "ssh-ed25519 BBBB gh1", "ssh-ed25519 CCCC gh2"})
+	if err != nil || len(ks) != 2 || ks[0].Key != "ssh-ed25519 BBBB gh1" || ks[0].KeySource != "gh:alice" || ks[1].Key != "ssh-ed25519 CCCC gh2" {
+		t.Fatalf("ImportSSHKeys = %+v, %v", ks, err)
+	}
+	again, err := s.ImportSSHKeys(ctx, "alice", "gh:alice", []string{"ssh-ed25519 BBBB gh1"})
+	if err != nil || len(again) != 2 || again[0].ID != ks[0].ID {
+		t.Fatalf("second import = %+v, %v", again, err)
+	}
+	all, _ := s.ListSSHKeys(ctx, "alice")
+	if len(all) != 3 || all[0].ID != own.ID || all[0].KeySource != "" || all[2].KeySource != "gh:alice" {
+		t.Fatalf("keys after imports: %+v", all)
+	}
+	_, err = s.ImportSSHKeys(ctx, "nobody", "gh:x", []string{"ssh-ed25519 DDDD x"})
+	wantErrIs(t, err, store.ErrNotFound)
+}
