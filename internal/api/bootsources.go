@@ -21,9 +21,11 @@ func init() {
 		"BootSourcesHandler": "Where images come from. Anvil has one source, the local one: images uploaded to boot-resources/ (it syncs from no mirror).",
 		"BootSourcesHandler read": doc("List the boot sources (administrators).",
 			"The one local source, id 1, whose url is this region's boot-resources/."),
-		"BootSourceHandler":           "One boot source.",
-		"BootSourceHandler read":      doc("Read a boot source (administrators)."),
-		"BootSourceSelectionsHandler": "What a boot source provides: for the local source, each uploaded OS and release with its architectures.",
+		"BootSourceHandler":               "One boot source.",
+		"BootSourceHandler read":          doc("Read a boot source (administrators)."),
+		"BootSourceSelectionsHandler":     "What a boot source provides: for the local source, each uploaded OS and release with its architectures.",
+		"BootSourceSelectionHandler":      "One selection of a boot source.",
+		"BootSourceSelectionHandler read": doc("Read a boot source's selection (administrators)."),
 		"BootSourceSelectionsHandler read": doc("List a boot source's selections (administrators).",
 			"One per uploaded OS and release; os is custom for custom images, subarches and labels are *."),
 	})
@@ -70,6 +72,27 @@ func (s *Server) bootSourceSelectionsRoutes() []route {
 		}
 		writeJSON(w, http.StatusOK, selections(list))
 		return nil
+	})}
+}
+
+// bootSourceSelectionRoutes serve boot-sources/{boot_source_id}/selections/{id}/:
+// r.id is the source's, the path's id the selection's.
+func (s *Server) bootSourceSelectionRoutes() []route {
+	return []route{get("", adminOnly, func(w http.ResponseWriter, r *request) error {
+		if r.id != localSourceID {
+			return noSuch("BootSource")
+		}
+		list, err := s.store.ListBootResources(r.Context())
+		if err != nil {
+			return err
+		}
+		for _, sel := range selections(list) {
+			if itoa(sel["id"].(int64)) == r.PathValue("id") {
+				writeJSON(w, http.StatusOK, sel)
+				return nil
+			}
+		}
+		return store.ErrNotFound
 	})}
 }
 

@@ -55,6 +55,13 @@ func TestBootSources(t *testing.T) {
 			sels[0].BootSourceID != 1 || sels[1].Subarches[0] != "*" || sels[1].Labels[0] != "*" {
 			t.Fatalf("selections: %s", a.body)
 		}
+		var sel map[string]any
+		if err := json.Unmarshal(e.mustCLI(200, "GET", "boot-sources/1/selections/1/", e.admin, nil).body, &sel); err != nil || sel["release"] != "noble" {
+			t.Fatalf("selection 1: %v %v", sel, err)
+		}
+		if a := e.cli("GET", "boot-sources/1/selections/2/", e.admin, nil); a.code != 404 || string(a.body) != "No BootSourceSelection matches the given query." {
+			t.Fatalf("no such selection: %d %q", a.code, a.body)
+		}
 		// Administrators only, as MAAS's boot entities.
 		if a := e.cli("GET", "boot-sources/", e.user, nil); a.code != 403 {
 			t.Fatalf("boot-sources/ for a user: %d", a.code)

@@ -80,14 +80,27 @@ func (res resource) model() string {
 	return strings.TrimSuffix(res.name, "Handler")
 }
 
-// param is the resource's path parameter ("system_id"), or "".
+// param is the resource's (first) path parameter ("system_id"), or "".
 func (res resource) param() string {
-	_, after, ok := strings.Cut(res.path, "{")
-	if !ok {
-		return ""
+	if ps := res.params(); len(ps) > 0 {
+		return ps[0]
 	}
-	name, _, _ := strings.Cut(after, "}")
-	return name
+	return ""
+}
+
+// params are the resource's path parameters in order: most have one; a
+// boot source's selection has the source's id and its own.
+func (res resource) params() []string {
+	var out []string
+	for rest := res.path; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			return out
+		}
+		name, tail, _ := strings.Cut(after, "}")
+		out = append(out, name)
+		rest = tail
+	}
 }
 
 // actionName is MAAS's name for a route: its op, or the CRUD verb.

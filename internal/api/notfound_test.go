@@ -18,18 +18,21 @@ func TestUnknownIDs(t *testing.T) {
 		// What MAAS does otherwise for these: a delete of no such user
 		// is answered as done.
 		skip := map[string]bool{"UserHandler delete": true}
-		ids := map[string]string{"system_id": "xyz999", "id": "987654", "name": "nosuch", "username": "nosuch"}
+		ids := map[string]string{"system_id": "xyz999", "id": "987654", "boot_source_id": "987654", "name": "nosuch", "username": "nosuch"}
 		n := 0
 		for _, res := range d.Resources {
 			h := res.Auth
-			if h == nil || len(h.Params) != 1 {
+			if h == nil || len(h.Params) == 0 {
 				continue
 			}
 			model := strings.TrimSuffix(h.Name, "Handler")
-			if h.Name == "BootSourceSelectionsHandler" {
-				model = "BootSource" // MAAS looks the source up
+			if strings.HasPrefix(h.Name, "BootSourceSelection") {
+				model = "BootSource" // MAAS looks the source up first
 			}
-			path := strings.TrimPrefix(strings.Replace(h.Path, "{"+h.Params[0]+"}", ids[h.Params[0]], 1), "/MAAS/api/2.0/")
+			path := strings.TrimPrefix(h.Path, "/MAAS/api/2.0/")
+			for _, p := range h.Params {
+				path = strings.Replace(path, "{"+p+"}", ids[p], 1)
+			}
 			for _, a := range h.Actions {
 				if skip[h.Name+" "+a.Name] {
 					continue

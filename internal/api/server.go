@@ -109,6 +109,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "BootSourceHandler", path: "boot-sources/{id}/", routes: s.bootSourceRoutes()})
 	s.handle(resource{name: "BootSourceSelectionsHandler", path: "boot-sources/{boot_source_id}/selections/",
 		notFound: "BootSource", routes: s.bootSourceSelectionsRoutes()})
+	s.handle(resource{name: "BootSourceSelectionHandler", path: "boot-sources/{boot_source_id}/selections/{id}/",
+		routes: s.bootSourceSelectionRoutes()})
 	s.bootResourceStreams()
 	s.mux.HandleFunc("GET "+Prefix+"describe/{$}", s.describe)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
