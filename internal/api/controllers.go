@@ -27,11 +27,15 @@ func init() {
 		"RackControllersHandler read": doc("List the racks that have followed the boot stream, with their version, address and whether one is connected now."),
 		"RackControllerHandler":       "One rack.",
 		"RackControllerHandler read":  doc("Read a rack."),
-		"RegionControllersHandler":    "The region processes sharing this database.",
+		"RackControllerHandler details": doc("Read what commissioning found on the rack, as MAAS's BSON details.",
+			"Anvil does not commission its controllers: lshw and lldp are null."),
+		"RegionControllersHandler": "The region processes sharing this database.",
 		"RegionControllersHandler read": doc("List the regions, with whether each was seen in the last two minutes.",
 			"Only the answering region's version is known; the others' is empty."),
 		"RegionControllerHandler":      "One region.",
 		"RegionControllerHandler read": doc("Read a region."),
+		"RegionControllerHandler details": doc("Read what commissioning found on the region, as MAAS's BSON details.",
+			"Anvil does not commission its controllers: lshw and lldp are null."),
 	})
 }
 
@@ -173,19 +177,35 @@ func controllerRoutes(list func(*request) ([]controllerJSON, error)) (collection
 		writeJSON(w, http.StatusOK, cs)
 		return nil
 	})}
-	item = []route{get("", authenticated, func(w http.ResponseWriter, r *request) error {
+	find := func(r *request) (controllerJSON, error) {
 		cs, err := list(r)
 		if err != nil {
-			return err
+			return controllerJSON{}, err
 		}
 		for _, c := range cs {
 			if c.SystemID == r.id {
-				writeJSON(w, http.StatusOK, c)
-				return nil
+				return c, nil
 			}
 		}
-		return store.ErrNotFound
-	})}
+		return controllerJSON{}, store.ErrNotFound
+	}
+	item = []route{
+		get("", authenticated, func(w http.ResponseWriter, r *request) error {
+			c, err := find(r)
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, c)
+			return nil
+		}),
+		// Controllers are not commissioned: MAAS's details with no dumps.
+		get("details", authenticated, func(w http.ResponseWriter, r *request) error {
+			if _, err := find(r); err != nil {
+				return err
+			}
+			return writeBSON(w, bsonDoc{{Key: "lshw"}, {Key: "lldp"}})
+		}),
+	}
 	return collection, item
 }
 

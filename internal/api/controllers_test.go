@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -45,7 +46,26 @@ func (e *env) controllers(path string) []apiController {
 	a := e.mustCLI(200, "GET", path, e.user, nil)
 	var raw []map[string]json.RawMessage
 	var cs []apiController
-	if json.Unmarshal(a.body, &raw) != nil || json.Unmarshal(a.body, &cs) != nil {
+	// The types gomaasclient's entity.RackController gives the fields
+	// most likely to disagree.
+	var typed []struct {
+		IPAddresses  []net.IP `json:"ip_addresses"`
+		SwapSize     int64    `json:"swap_size"`
+		Memory       int64    `json:"memory"`
+		CPUSpeed     int      `json:"cpu_speed"`
+		HardwareUUID string   `json:"hardware_uuid"`
+		TestingID    int      `json:"current_testing_result_id"`
+		Domain       struct {
+			ID   int    `json:"id"`
+			Name string `json:"name"`
+			TTL  int    `json:"ttl"`
+		} `json:"domain"`
+		Zone struct {
+			Name string `json:"name"`
+		} `json:"zone"`
+		Services []struct{ Name, Status, StatusInfo string } `json:"service_set"`
+	}
+	if json.Unmarshal(a.body, &raw) != nil || json.Unmarshal(a.body, &cs) != nil || json.Unmarshal(a.body, &typed) != nil {
 		e.t.Fatalf("%s: %s", path, a.body)
 	}
 	for i, c := range raw {
@@ -79,6 +99,11 @@ func TestControllers(t *testing.T) {
 		if len(regions) != 1 || regions[0].Hostname != "127.0.0.1" || regions[0].Version != serve.Version || regions[0].NodeType != 3 ||
 			regions[0].NodeTypeName != "Region controller" || len(regions[0].IPs) != 1 || regions[0].HW["cpu_model"] != "Unknown" {
 			t.Fatalf("regions: %+v", regions)
+		}
+
+		// gomaasclient reads a controller's details as a machine's.
+		if d := e.details("regioncontrollers/" + regions[0].SystemID + "/"); len(d) != 2 || d["lshw"] != nil || d["lldp"] != nil {
+			t.Fatalf("region details: %v", d)
 		}
 
 		ctx, stop := context.WithCancel(context.Background())

@@ -33,7 +33,11 @@ func (s *Server) details(w http.ResponseWriter, r *request) error {
 		}
 	}
 	sort.Slice(raw, func(i, j int) bool { return raw[i].Key < raw[j].Key })
-	b, err := encodeBSON(append(doc, bsonField{Key: "anvil_results", Value: raw}))
+	return writeBSON(w, append(doc, bsonField{Key: "anvil_results", Value: raw}))
+}
+
+func writeBSON(w http.ResponseWriter, d bsonDoc) error {
+	b, err := encodeBSON(d)
 	if err != nil {
 		return err
 	}
