@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // TestUnknownIDs calls every action of every resource whose path names an
@@ -56,6 +59,16 @@ func TestUnknownIDs(t *testing.T) {
 		if n < 40 {
 			t.Fatalf("only %d actions on objects tried", n)
 		}
+		// The chunked upload is served beside the route table.
+		for path, want := range map[string]string{
+			"boot-resources/987654/upload/1/":                                                 "No BootResource matches the given query.",
+			"boot-resources/" + strconv.FormatInt(e.bootResourceID(), 10) + "/upload/987654/": "No BootResourceFile matches the given query.",
+		} {
+			got := e.cli("PUT", path, e.admin, []byte("x"))
+			if got.code != http.StatusNotFound || string(got.body) != want {
+				t.Errorf("PUT %s: %d %q, want 404 %q", path, got.code, got.body, want)
+			}
+		}
 	})
 }
 
@@ -99,4 +112,15 @@ func TestFieldErrorTexts(t *testing.T) {
 			t.Fatalf("another user's key: %d %q", got.code, got.body)
 		}
 	})
+}
+
+// bootResourceID stores an image record (no bytes) and returns its id.
+func (e *env) bootResourceID() int64 {
+	e.t.Helper()
+	b, err := e.srv.Store.CreateBootResource(context.Background(), store.BootResource{Name: "ubuntu/noble", Architecture: "amd64/generic"},
+		store.BootResourceFile{Version: "20260101", Label: "uploaded", Filename: "root.tgz", Filetype: "tgz", SHA256: strings.Repeat("e", 64), Size: 10})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return b.ID
 }
