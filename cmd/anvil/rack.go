@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/serve"
 )
 
 func rackCmd() *cobra.Command {
@@ -22,6 +23,7 @@ func rackCmd() *cobra.Command {
 				return fmt.Errorf("--region and --key are required (the key: anvil apikey --username rack on the region)")
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+			cfg.Version = serve.Version
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			r, err := rack.Start(ctx, cfg)

@@ -24,6 +24,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/metadata"
 	"github.com/anvilmetal/anvil/internal/serve"
+	"gopkg.in/mgo.v2/bson"
 )
 
 // The metadata API as the ephemeral environment uses it, through the
@@ -185,12 +186,8 @@ func TestEnlistThenCommission(t *testing.T) {
 			full.Ifaces[0].Name != "ens3" || full.HW["system_vendor"] != "QEMU" {
 			t.Fatalf("inventory not shown: %+v (%s)", full, got.StatusName)
 		}
-		var details struct {
-			Results map[string]string `json:"results"`
-		}
-		e.must(http.StatusOK, http.MethodGet, "machines/"+sid+"/", e.admin, url.Values{"op": {"details"}}, &details)
-		if details.Results["cpuinfo"] == "" {
-			t.Fatalf("raw results not kept: %v", details.Results)
+		if raw := e.details("machines/" + sid + "/")["anvil_results"].(bson.M); len(raw["cpuinfo"].([]byte)) == 0 {
+			t.Fatalf("raw results not kept: %v", raw)
 		}
 		// The phase is over: the token is dead.
 		if _, err := tok.Get(ctx, "meta-data/instance-id"); !isStatus(err, 401) {

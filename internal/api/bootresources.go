@@ -569,11 +569,11 @@ func (s *Server) uploadBootResourceChunk(w http.ResponseWriter, r *http.Request)
 func (s *Server) uploadChunk(w http.ResponseWriter, r *http.Request, imgs *images.Store) error {
 	b, err := s.bootResource(r.Context(), r.PathValue("id"))
 	if err != nil {
-		return err
+		return namedNotFound(err, "BootResource")
 	}
 	i := slices.IndexFunc(b.Files, func(f store.BootResourceFile) bool { return itoa(f.ID) == r.PathValue("file") })
 	if i < 0 {
-		return fmt.Errorf("boot resource file %q %w", truncate(r.PathValue("file"), 40), store.ErrNotFound)
+		return noSuch("BootResourceFile")
 	}
 	f := b.Files[i]
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct != "" && ct != "application/octet-stream" {

@@ -89,8 +89,8 @@ func handlerOf(res resource, name string, routes []route, base string) *handlerD
 	if base != "" {
 		h.URI = base + h.Path
 	}
-	if p := res.param(); p != "" {
-		h.Params = []string{p}
+	if ps := res.params(); len(ps) > 0 {
+		h.Params = ps
 	}
 	for _, rt := range routes {
 		a := actionDesc{Method: rt.method, Name: rt.actionName(), Doc: docs[res.name+" "+rt.actionName()], Restful: rt.op == ""}

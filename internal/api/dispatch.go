@@ -63,16 +63,44 @@ type resource struct {
 	// spellings); they are not described.
 	aliases []string
 	routes  []route
+	// notFound is the model a 404 on the path names when it is not the
+	// handler's ("BootSource" for a boot source's selections).
+	notFound string
 }
 
-// param is the resource's path parameter ("system_id"), or "".
-func (res resource) param() string {
-	_, after, ok := strings.Cut(res.path, "{")
-	if !ok {
+// model is MAAS's model name for the object a resource's path names
+// ("Machine" for MachineHandler), which its 404s name; "" for collections.
+func (res resource) model() string {
+	if res.param() == "" {
 		return ""
 	}
-	name, _, _ := strings.Cut(after, "}")
-	return name
+	if res.notFound != "" {
+		return res.notFound
+	}
+	return strings.TrimSuffix(res.name, "Handler")
+}
+
+// param is the resource's (first) path parameter ("system_id"), or "".
+func (res resource) param() string {
+	if ps := res.params(); len(ps) > 0 {
+		return ps[0]
+	}
+	return ""
+}
+
+// params are the resource's path parameters in order: most have one; a
+// boot source's selection has the source's id and its own.
+func (res resource) params() []string {
+	var out []string
+	for rest := res.path; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			return out
+		}
+		name, tail, _ := strings.Cut(after, "}")
+		out = append(out, name)
+		rest = tail
+	}
 }
 
 // actionName is MAAS's name for a route: its op, or the CRUD verb.
@@ -111,6 +139,7 @@ func (s *Server) withHash(h http.HandlerFunc) http.HandlerFunc {
 func (s *Server) dispatch(res resource) http.HandlerFunc {
 	routes := res.routes
 	param := res.param()
+	model := res.model()
 	methods := map[string]bool{}
 	for _, rt := range routes {
 		methods[rt.method] = true
@@ -179,7 +208,7 @@ func (s *Server) dispatch(res resource) http.HandlerFunc {
 			return
 		}
 		if err := found.h(w, req); err != nil {
-			s.writeError(w, r, err)
+			s.writeError(w, r, namedNotFound(err, model))
 		}
 	}
 }

@@ -24,6 +24,28 @@ func badField(field, format string, args ...any) error {
 	return &fieldError{field: field, msg: sprintf(format, args...)}
 }
 
+// notFoundError is MAAS's 404 for an object that does not exist (or that
+// the caller may not see): Django's get_object_or_404 text, naming the
+// model, which clients match on.
+type notFoundError struct{ model string }
+
+func (e *notFoundError) Error() string { return "No " + e.model + " matches the given query." }
+func (e *notFoundError) Unwrap() error { return store.ErrNotFound }
+
+func noSuch(model string) error { return &notFoundError{model: model} }
+
+// namedNotFound gives a not-found error that names no model the model of
+// the resource whose path was asked for: the object the path names is what
+// was not found, as in MAAS's handlers. Lookups of other objects name
+// theirs with noSuch.
+func namedNotFound(err error, model string) error {
+	var nf *notFoundError
+	if model == "" || !errors.Is(err, store.ErrNotFound) || errors.As(err, &nf) {
+		return err
+	}
+	return noSuch(model)
+}
+
 // writeError maps an error to MAAS's status codes. Unexpected errors are
 // logged and answered without detail, since they may carry internals.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
@@ -37,16 +59,28 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		cf  *conflict
 		mv  *machine.Violation
 		mi  *machine.InputError
+		nf  *notFoundError
+		br  *badRequest
 	)
 	switch {
+	case errors.As(err, &nf):
+		// MAAS sends the bare text, as text/plain, without a line end.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(nf.Error()))
+	case errors.As(err, &br):
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(br.msg))
 	case errors.As(err, &fe):
-		writeJSON(w, http.StatusBadRequest, map[string][]string{fe.field: {fe.msg}})
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
 	case errors.As(err, &mi):
-		writeJSON(w, http.StatusBadRequest, map[string][]string{mi.Field: {mi.Msg}})
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{mi.Field: {mi.Msg}})
 	case errors.As(err, &mv):
 		writeText(w, http.StatusConflict, mv.Msg)
 	case errors.As(err, &ve):
-		writeJSON(w, http.StatusBadRequest, map[string][]string{ve.Field: {ve.Err.Error()}})
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{ve.Field: {ve.Err.Error()}})
 	case errors.As(err, &ua):
 		w.Header().Set("WWW-Authenticate", `OAuth realm="OAuth"`)
 		writeText(w, http.StatusUnauthorized, ua.Error())
@@ -81,6 +115,9 @@ func writeText(w http.ResponseWriter, code int, msg string) {
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(msg + "\n"))
 }
+
+// jsonUTF8 is the Content-Type of MAAS's JSON error bodies.
+const jsonUTF8 = "application/json; charset=utf-8"
 
 func writeJSON(w http.ResponseWriter, code int, v any) { writeJSONType(w, code, "application/json", v) }
 

@@ -310,28 +310,6 @@ func (s *Server) powerParameters(w http.ResponseWriter, r *request) error {
 
 // details returns what commissioning found. Until the machine has been
 // commissioned there is nothing, which MAAS also answers as empty.
-func (s *Server) details(w http.ResponseWriter, r *request) error {
-	m, err := s.visibleMachine(r)
-	if err != nil {
-		return err
-	}
-	results, err := s.store.ListResults(r.Context(), m.SystemID)
-	if err != nil {
-		return err
-	}
-	files := map[string]string{}
-	for _, res := range results {
-		files[res.Name] = string(res.Data)
-	}
-	// MAAS answers lshw and lldp output; Anvil's environment reports a
-	// structured inventory and the raw files it read it from.
-	writeJSON(w, http.StatusOK, map[string]any{
-		"system_id": m.SystemID, "cpu_count": m.CPUCount, "memory": m.Memory, "storage": m.Storage,
-		"hardware_uuid": m.HardwareUUID, "lshw": nil, "lldp": nil, "inventory": m.Inventory, "results": files,
-	})
-	return nil
-}
-
 type queuedJSON struct {
 	ID          string `json:"id"`
 	Action      string `json:"action"`

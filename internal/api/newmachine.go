@@ -72,24 +72,27 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	return m, commission || len(m.Interfaces) == 0, err
 }
 
-// checkGroups turns an unknown zone or pool into a field error.
+// checkGroups turns an unknown zone or pool into a field error, in the
+// words of Django's choice fields (MAAS's machine forms), naming the value.
 func (s *Server) checkGroups(r *request, zone, pool string) error {
 	if zone != "" {
 		if _, err := s.store.GetZone(r.Context(), zone); errors.Is(err, store.ErrNotFound) {
-			return badField("zone", "zone %q does not exist", zone)
+			return badField("zone", invalidChoice, truncate(zone, 60))
 		} else if err != nil {
 			return err
 		}
 	}
 	if pool != "" {
 		if _, err := s.store.GetPool(r.Context(), pool); errors.Is(err, store.ErrNotFound) {
-			return badField("pool", "resource pool %q does not exist", pool)
+			return badField("pool", invalidChoice, truncate(pool, 60))
 		} else if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+const invalidChoice = "Select a valid choice. %s is not one of the available choices."
 
 func firstOr(v, def string) string {
 	if v == "" {

@@ -171,9 +171,11 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	sentEntry := map[string]string{}
 	first := true
 	var sentSubnets string
+	rk, touched := rackOf(r), time.Time{}
 	// A quarter of a second between scans: a rack learns a change within
 	// that, long before a machine could reboot to use it.
 	s.follow(r, w, fl, 250*time.Millisecond, func() (bool, error) {
+		s.touchRack(r.Context(), rk, &touched)
 		vs, err := s.store.ListMachineVersions(r.Context(), store.MachineFilter{})
 		if err != nil {
 			return false, err

@@ -36,6 +36,8 @@ type Options struct {
 	Self string
 	// PeerHTTP fetches from other regions (http.DefaultClient when nil).
 	PeerHTTP *http.Client
+	// KeySources are where sshkeys/ op=import fetches public keys.
+	KeySources KeySources
 }
 
 // Server is the API's http.Handler.
@@ -71,6 +73,7 @@ func (s *Server) routes() {
 	s.handle(resource{name: "MaasHandler", path: "maas/", routes: s.maasRoutes()})
 	s.handle(resource{name: "UsersHandler", path: "users/", routes: s.userRoutes()})
 	s.handle(resource{name: "UserHandler", path: "users/{username}/", routes: s.oneUserRoutes()})
+	s.handle(resource{name: "AccountHandler", path: "account/", routes: s.accountRoutes()})
 	s.handle(resource{name: "SSHKeysHandler", path: "account/prefs/sshkeys/", aliases: []string{"sshkeys/"}, routes: s.sshKeysRoutes()})
 	s.handle(resource{name: "SSHKeyHandler", path: "account/prefs/sshkeys/{id}/", aliases: []string{"sshkeys/{id}/"}, routes: s.sshKeyRoutes()})
 	s.handle(resource{name: "NodesHandler", anon: "AnonNodesHandler", path: "nodes/", routes: s.nodesRoutes()})
@@ -96,6 +99,18 @@ func (s *Server) routes() {
 	s.handle(resource{name: "IPRangeHandler", path: "ipranges/{id}/", routes: s.ipRangeRoutes()})
 	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
+	racks, rack := controllerRoutes(s.racks)
+	s.handle(resource{name: "RackControllersHandler", path: "rackcontrollers/", routes: racks})
+	s.handle(resource{name: "RackControllerHandler", path: "rackcontrollers/{system_id}/", routes: rack})
+	regions, region := controllerRoutes(s.regions)
+	s.handle(resource{name: "RegionControllersHandler", path: "regioncontrollers/", routes: regions})
+	s.handle(resource{name: "RegionControllerHandler", path: "regioncontrollers/{system_id}/", routes: region})
+	s.handle(resource{name: "BootSourcesHandler", path: "boot-sources/", routes: s.bootSourcesRoutes()})
+	s.handle(resource{name: "BootSourceHandler", path: "boot-sources/{id}/", routes: s.bootSourceRoutes()})
+	s.handle(resource{name: "BootSourceSelectionsHandler", path: "boot-sources/{boot_source_id}/selections/",
+		notFound: "BootSource", routes: s.bootSourceSelectionsRoutes()})
+	s.handle(resource{name: "BootSourceSelectionHandler", path: "boot-sources/{boot_source_id}/selections/{id}/",
+		routes: s.bootSourceSelectionRoutes()})
 	s.bootResourceStreams()
 	s.mux.HandleFunc("GET "+Prefix+"describe/{$}", s.describe)
 	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

@@ -14,8 +14,8 @@ import (
 // machines the user deploys.
 
 // sshKeyJSON is MAAS's SSH key (DISPLAY_SSHKEY_FIELDS). keysource is
-// "protocol:id" for an imported key; Anvil imports none, so a read gives
-// MAAS's "" and the answer to a create MAAS's null.
+// "protocol:id" for an imported key (op=import); a key added by hand reads
+// as MAAS's "", and the answer to its create has MAAS's null.
 type sshKeyJSON struct {
 	ID          int64   `json:"id"`
 	Key         string  `json:"key"`
@@ -24,12 +24,13 @@ type sshKeyJSON struct {
 }
 
 func renderSSHKey(k store.SSHKey) sshKeyJSON {
-	src := ""
+	src := k.KeySource
 	return sshKeyJSON{ID: k.ID, Key: k.Key, KeySource: &src, ResourceURI: Prefix + "account/prefs/sshkeys/" + itoa(k.ID) + "/"}
 }
 
 func (s *Server) sshKeysRoutes() []route {
 	return []route{
+		post("import", authenticated, s.importSSHKeys),
 		get("", authenticated, func(w http.ResponseWriter, r *request) error {
 			ks, err := s.store.ListSSHKeys(r.Context(), r.who.user.Name)
 			if err != nil {

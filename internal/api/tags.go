@@ -1,7 +1,10 @@
 package api
 
 import (
+	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -86,37 +89,36 @@ func (s *Server) tagRoutes() []route {
 			writeNoContent(w)
 			return nil
 		}),
-		get("machines", authenticated, func(w http.ResponseWriter, r *request) error {
-			if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
-				return err
-			}
-			f := store.MachineFilter{Tags: []string{r.id}}
-			if !r.who.user.Admin {
-				f.VisibleTo = r.who.user.Name
-			}
-			ms, err := s.store.ListMachines(r.Context(), f)
+		get("machines", authenticated, s.taggedMachines),
+		// Anvil's nodes are machines; it has no devices, and its
+		// controllers carry no tags.
+		get("nodes", authenticated, s.taggedMachines),
+		get("devices", authenticated, s.taggedNone),
+		get("rack_controllers", authenticated, s.taggedNone),
+		get("region_controllers", authenticated, s.taggedNone),
+		// Anvil's tags have no XPath definition yet, so there is nothing
+		// to rebuild: MAAS answers such a tag the same and does nothing.
+		post("rebuild", adminOnly, func(w http.ResponseWriter, r *request) error {
+			t, err := s.store.GetTag(r.Context(), r.id)
 			if err != nil {
 				return err
 			}
-			n, err := s.loadNames(r)
-			if err != nil {
-				return err
-			}
-			out := make([]machineJSON, len(ms))
-			for i := range ms {
-				out[i] = renderMachine(&ms[i], n, false)
-			}
-			writeJSON(w, http.StatusOK, out)
+			writeJSON(w, http.StatusOK, map[string]string{"rebuilding": t.Name})
 			return nil
 		}),
 		// update_nodes adds and removes machines in one transaction and
 		// answers with the counts, as MAAS does.
 		post("update_nodes", adminOnly, func(w http.ResponseWriter, r *request) error {
+			if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+				return err
+			}
 			add, remove := list(r, "add"), list(r, "remove")
 			if len(add)+len(remove) == 0 {
 				return badField("add", "give system_ids to add or remove")
 			}
-			if err := s.store.TagMachines(r.Context(), r.id, add, remove); err != nil {
+			if err := s.store.TagMachines(r.Context(), r.id, add, remove); errors.Is(err, store.ErrNotFound) {
+				return s.unknownNodes(r, add, remove)
+			} else if err != nil {
 				return err
 			}
 			s.svc.Hub.Notify()
@@ -124,6 +126,81 @@ func (s *Server) tagRoutes() []route {
 			return nil
 		}),
 	}
+}
+
+func init() {
+	addDocs(map[string]string{
+		"TagHandler nodes":              doc("List the nodes with the tag that the caller may see (Anvil's nodes are machines)."),
+		"TagHandler devices":            doc("List the devices with the tag (Anvil has no devices: always empty)."),
+		"TagHandler rack_controllers":   doc("List the rack controllers with the tag (controllers carry no tags: always empty)."),
+		"TagHandler region_controllers": doc("List the region controllers with the tag (controllers carry no tags: always empty)."),
+		"TagHandler rebuild": doc("Rebuild the tag's machines from its definition (administrators).",
+			"Anvil's tags have no XPath definition yet, so this changes nothing; it answers as MAAS does for a tag without one."),
+	})
+}
+
+// taggedMachines lists the machines with the tag that the caller may see.
+func (s *Server) taggedMachines(w http.ResponseWriter, r *request) error {
+	if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+		return err
+	}
+	f := store.MachineFilter{Tags: []string{r.id}}
+	if !r.who.user.Admin {
+		f.VisibleTo = r.who.user.Name
+	}
+	ms, err := s.store.ListMachines(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	n, err := s.loadNames(r)
+	if err != nil {
+		return err
+	}
+	out := make([]machineJSON, len(ms))
+	for i := range ms {
+		out[i] = renderMachine(&ms[i], n, false)
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// taggedNone answers for node types Anvil has none of with the tag.
+func (s *Server) taggedNone(w http.ResponseWriter, r *request) error {
+	if _, err := s.store.GetTag(r.Context(), r.id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, []any{})
+	return nil
+}
+
+// unknownNodes names, as a field error, the system IDs given to
+// update_nodes that name no machine. MAAS skips them; Anvil refuses the
+// call and changes nothing, so that a typo is not taken for success.
+func (s *Server) unknownNodes(r *request, add, remove []string) error {
+	ms, err := s.store.ListMachines(r.Context(), store.MachineFilter{SystemIDs: append(slices.Clip(add), remove...)})
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, m := range ms {
+		known[m.SystemID] = true
+	}
+	for _, field := range []struct {
+		name string
+		ids  []string
+	}{{"add", add}, {"remove", remove}} {
+		var missing []string
+		for _, id := range field.ids {
+			if !known[id] {
+				missing = append(missing, truncate(id, 40))
+			}
+		}
+		if len(missing) > 0 {
+			return badField(field.name, "No such node(s): %s.", strings.Join(missing, ", "))
+		}
+	}
+	// A machine deleted between the two reads: the call changed nothing.
+	return &conflict{"a machine given was deleted meanwhile; nothing was changed"}
 }
 
 // tagError turns the store's plain validation error for a bad name into a

@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/client"
 )
+
+// RackAgent begins the User-Agent a rack follows its region with; the
+// rest is its version.
+const RackAgent = "anvil-rack/"
 
 // Follow keeps the cache in step with the region's boot stream until ctx
 // ends: it connects, applies every change, saves the cache to disk after
@@ -29,10 +34,12 @@ func Follow(ctx context.Context, cl *client.Client, c *Cache, log *slog.Logger, 
 			}
 		}
 	}()
+	// The region lists the racks following it by the name they give.
+	host, _ := os.Hostname()
 	backoff := time.Second
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := cl.Stream(ctx, "rack/", map[string][]string{"op": {"boot_stream"}}, func(event, data string) error {
+		err := cl.Stream(ctx, "rack/", map[string][]string{"op": {"boot_stream"}, "hostname": {host}}, func(event, data string) error {
 			if event != "change" {
 				return nil
 			}

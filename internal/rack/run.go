@@ -36,7 +36,10 @@ type Config struct {
 	// process holds.
 	HeldDataDir bool
 	RegionURL   string // http://region:5240/MAAS/
-	APIKey      string
+	// Version is this rack's Anvil version, told to the region (its
+	// rackcontrollers/ shows it).
+	Version string
+	APIKey  string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
 	RegionCA string
@@ -134,6 +137,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	if err != nil {
 		return nil, err
 	}
+	cl.UserAgent = RackAgent + cfg.Version
 	// The HTTP boot listener is bound first: the boot URL is derived
 	// from it, and a URL no machine could reach stops the start here.
 	ln := cfg.HTTPListener

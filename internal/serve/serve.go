@@ -56,6 +56,9 @@ type Config struct {
 	MonitorInterval time.Duration
 	// Power tunes the power coordinator (workers, timeouts, retries).
 	Power power.Config
+	// KeySources are where SSH key imports fetch from (empty: Launchpad
+	// and GitHub).
+	KeySources api.KeySources
 	// AdvertiseURL is this region's base URL as other regions reach it
 	// ("http://10.0.0.2:5240/MAAS/"); empty derives it from the listener
 	// (the host name when it listens on every address).
@@ -190,7 +193,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	if self == "" {
 		self = advertiseURL(ln.Addr())
 	}
-	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self}))
+	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self, KeySources: cfg.KeySources}))
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	uiOpts := cfg.UI
 	uiOpts.Version = Version
@@ -259,7 +262,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		return err
 	}
 	r, err := rack.Start(context.Background(), rack.Config{
-		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key,
+		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key, Version: Version,
 		HeldDataDir: true, // by this process, in Start
 		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,

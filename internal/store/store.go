@@ -63,7 +63,12 @@ type Token struct {
 	Secret      string
 	Username    string
 	Created     time.Time
+	// Name is MAAS's consumer name for the key.
+	Name string
 }
+
+// DefaultTokenName is MAAS's name for a token created without one.
+const DefaultTokenName = "MAAS consumer"
 
 // APIKey renders the token in MAAS's format.
 func (t Token) APIKey() string { return t.ConsumerKey + ":" + t.TokenKey + ":" + t.Secret }
@@ -111,6 +116,22 @@ type IPRange struct {
 	Start    string
 	End      string
 	Comment  string
+}
+
+// RegionSeen is a region process by the URL it answers at.
+type RegionSeen struct {
+	URL  string
+	Seen time.Time
+}
+
+// Rack is a rack process that follows a region's boot stream: what it
+// said it is, where it connected from, and when it last was connected.
+type Rack struct {
+	SystemID string
+	Hostname string
+	Address  string
+	Version  string
+	Seen     time.Time
 }
 
 // Discovery is a sighting of a MAC that asked for an address or a boot:
@@ -246,6 +267,9 @@ type SSHKey struct {
 	Username string
 	Key      string
 	Created  time.Time
+	// KeySource is where an imported key came from, MAAS's
+	// "protocol:id" ("gh:alice"); empty for a key added by hand.
+	KeySource string
 }
 
 // Session is a web UI login. Its ID is given to the browser once, as a
@@ -309,6 +333,15 @@ type Store interface {
 	// one who owns machines, or the last administrator, is ErrInUse.
 	DeleteUser(ctx context.Context, name string) error
 	CreateToken(ctx context.Context, username string) (Token, error)
+	// CreateNamedToken is CreateToken under a name (MAAS's consumer name).
+	// ListTokens lists a user's tokens, oldest first, secrets unsealed.
+	// DeleteToken and RenameToken act on one of the user's own tokens by
+	// its token key: another user's, or none, is ErrNotFound. A deleted
+	// token authenticates nothing from then on.
+	CreateNamedToken(ctx context.Context, username, name string) (Token, error)
+	ListTokens(ctx context.Context, username string) ([]Token, error)
+	DeleteToken(ctx context.Context, username, tokenKey string) error
+	RenameToken(ctx context.Context, username, tokenKey, name string) error
 	// LookupToken finds a token by its consumer and token keys.
 	LookupToken(ctx context.Context, consumerKey, tokenKey string) (Token, User, error)
 
@@ -329,6 +362,10 @@ type Store interface {
 	DeleteSession(ctx context.Context, id string) error
 	AddSSHKey(ctx context.Context, username, key string) (SSHKey, error)
 	ListSSHKeys(ctx context.Context, username string) ([]SSHKey, error)
+	// ImportSSHKeys adds, in one transaction, those of keys the user does
+	// not have yet, under keysource, and returns the user's keys from
+	// keysource (those added and those it had).
+	ImportSSHKeys(ctx context.Context, username, keysource string, keys []string) ([]SSHKey, error)
 	DeleteSSHKey(ctx context.Context, username string, id int64) error
 
 	// Machine tokens: the metadata credentials of one machine, valid only
@@ -420,6 +457,13 @@ type Store interface {
 	// alive; Regions lists those seen since a time, newest first.
 	TouchRegion(ctx context.Context, url string) error
 	Regions(ctx context.Context, since time.Time) ([]string, error)
+	// RegionsSeen lists every region recorded, with when it was last
+	// seen, most recently seen first.
+	RegionsSeen(ctx context.Context) ([]RegionSeen, error)
+	// TouchRack records a rack following the boot stream, by its
+	// SystemID, as seen now; ListRacks lists them by hostname.
+	TouchRack(ctx context.Context, r Rack) error
+	ListRacks(ctx context.Context) ([]Rack, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 

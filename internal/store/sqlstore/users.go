@@ -88,34 +88,9 @@ func (s *Store) ListUsers(ctx context.Context) ([]store.User, error) {
 }
 
 // CreateToken issues a new API key for an existing user (else
-// store.ErrNotFound). The keys and secret are random alphanumerics; the
-// secret is stored sealed, not hashed, because OAuth's PLAINTEXT signature
-// is checked by comparing it, which the API layer does.
+// store.ErrNotFound) under MAAS's default name; see CreateNamedToken.
 func (s *Store) CreateToken(ctx context.Context, username string) (store.Token, error) {
-	t := store.Token{
-		ConsumerKey: randomString(consumerKeyLen, alphanumerics),
-		TokenKey:    randomString(tokenKeyLen, alphanumerics),
-		Secret:      randomString(tokenSecretLen, alphanumerics),
-		Username:    username,
-		Created:     s.now(),
-	}
-	sealed, err := s.sealer.Seal([]byte(t.Secret))
-	if err != nil {
-		return store.Token{}, fmt.Errorf("create token for %q: %w", username, err)
-	}
-	err = s.inTx(ctx, func(q conn) error {
-		u, err := getUser(ctx, q, username)
-		if err != nil {
-			return err
-		}
-		_, err = q.exec(ctx, `INSERT INTO tokens (token_key, consumer_key, secret, user_id, created) VALUES (?, ?, ?, ?, ?)`,
-			t.TokenKey, t.ConsumerKey, sealed, u.ID, s.tv(t.Created))
-		return err
-	})
-	if err != nil {
-		return store.Token{}, fmt.Errorf("create token for %q: %w", username, err)
-	}
-	return t, nil
+	return s.CreateNamedToken(ctx, username, store.DefaultTokenName)
 }
 
 // LookupToken finds a token by its consumer and token keys and returns it,
@@ -126,9 +101,9 @@ func (s *Store) LookupToken(ctx context.Context, consumerKey, tokenKey string) (
 		u      store.User
 		sealed []byte
 	)
-	err := s.conn(s.read).queryRow(ctx, `SELECT t.secret, t.created, u.id, u.name, u.email, u.admin
+	err := s.conn(s.read).queryRow(ctx, `SELECT t.secret, t.created, t.name, u.id, u.name, u.email, u.admin
 		FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.token_key = ? AND t.consumer_key = ?`,
-		tokenKey, consumerKey).Scan(&sealed, timeDest{&t.Created}, &u.ID, &u.Name, &u.Email, &u.Admin)
+		tokenKey, consumerKey).Scan(&sealed, timeDest{&t.Created}, &t.Name, &u.ID, &u.Name, &u.Email, &u.Admin)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The keys are credentials of a sort: keep them out of the message.
 		return store.Token{}, store.User{}, fmt.Errorf("token %w", store.ErrNotFound)

@@ -1,0 +1,56 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// RegionsSeen lists every region recorded with when it was last seen.
+func (s *Store) RegionsSeen(ctx context.Context) ([]store.RegionSeen, error) {
+	var out []store.RegionSeen
+	err := eachRow(ctx, s.conn(s.read), `SELECT url, seen FROM regions ORDER BY seen DESC, url`, nil, func(r *sql.Rows) error {
+		var g store.RegionSeen
+		if err := r.Scan(&g.URL, timeDest{&g.Seen}); err != nil {
+			return err
+		}
+		out = append(out, g)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("regions: %w", err)
+	}
+	return out, nil
+}
+
+// TouchRack records the rack as seen now, replacing what it said before.
+func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
+	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (system_id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
+		version = excluded.version, seen = excluded.seen`,
+		r.SystemID, r.Hostname, r.Address, r.Version, s.tv(s.now()))
+	if err != nil {
+		return fmt.Errorf("touch rack %s: %w", r.SystemID, err)
+	}
+	return nil
+}
+
+// ListRacks lists the racks recorded, by hostname.
+func (s *Store) ListRacks(ctx context.Context) ([]store.Rack, error) {
+	var out []store.Rack
+	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen FROM racks ORDER BY hostname, system_id`, nil,
+		func(r *sql.Rows) error {
+			var k store.Rack
+			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}); err != nil {
+				return err
+			}
+			out = append(out, k)
+			return nil
+		})
+	if err != nil {
+		return nil, fmt.Errorf("racks: %w", err)
+	}
+	return out, nil
+}
