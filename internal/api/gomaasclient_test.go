@@ -24,6 +24,7 @@ func TestGomaasclient(t *testing.T) {
 		e.defaultImage()
 		var id string
 		var subnetID, rangeID, keyID, poolID int
+		var tokenKey string
 		calls := []struct {
 			name string
 			call func() error
@@ -121,6 +122,45 @@ func TestGomaasclient(t *testing.T) {
 			}},
 			{"Tag.RemoveMachines", func() error { return c.Tag.RemoveMachines("tf-tag", []string{id}) }},
 			{"Tag.Delete", func() error { return c.Tag.Delete("tf-tag") }},
+			{"Machine.Details", func() error { _, err := c.Machine.Details(id); return err }},
+			{"RackControllers.Get", func() error {
+				_, err := c.RackControllers.Get(&entity.RackControllersGetParams{})
+				return err
+			}},
+			{"BootSources.Get", func() error {
+				bs, err := c.BootSources.Get()
+				if err == nil && len(bs) != 1 {
+					err = fmt.Errorf("%d boot sources", len(bs))
+				}
+				return err
+			}},
+			{"BootSourceSelections.Get", func() error {
+				sel, err := c.BootSourceSelections.Get(1)
+				if err == nil && len(sel) == 0 {
+					err = fmt.Errorf("no selections for the uploaded image")
+				}
+				return err
+			}},
+			{"Account.CreateAuthorisationToken", func() error {
+				tok, err := c.Account.CreateAuthorisationToken("terraform")
+				if err == nil {
+					tokenKey = tok.TokenKey
+				}
+				return err
+			}},
+			{"Account.ListAuthorisationTokens", func() error {
+				ts, err := c.Account.ListAuthorisationTokens()
+				found := false
+				for _, tk := range ts {
+					found = found || tk.Name == "terraform"
+				}
+				if err == nil && !found {
+					err = fmt.Errorf("tokens %+v", ts)
+				}
+				return err
+			}},
+			{"Account.UpdateTokenName", func() error { return c.Account.UpdateTokenName("terraform-ci", tokenKey) }},
+			{"Account.DeleteAuthorisationToken", func() error { return c.Account.DeleteAuthorisationToken(tokenKey) }},
 			{"Machine.MarkBroken", func() error { _, err := c.Machine.MarkBroken(id, "fan"); return err }},
 			{"Machine.MarkFixed", func() error { _, err := c.Machine.MarkFixed(id, "fixed"); return err }},
 			{"Users.Create", func() error {

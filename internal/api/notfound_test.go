@@ -61,7 +61,7 @@ func TestUnknownIDs(t *testing.T) {
 		}
 		// The chunked upload is served beside the route table.
 		for path, want := range map[string]string{
-			"boot-resources/987654/upload/1/":                                                 "No BootResource matches the given query.",
+			"boot-resources/987654/upload/1/": "No BootResource matches the given query.",
 			"boot-resources/" + strconv.FormatInt(e.storedBootResource(), 10) + "/upload/987654/": "No BootResourceFile matches the given query.",
 		} {
 			got := e.cli("PUT", path, e.admin, []byte("x"))
