@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -28,7 +29,69 @@ func (s *Server) machinesRoutes() []route {
 // listFilter turns MAAS's list parameters into a store filter; a value that
 // cannot match anything (a malformed MAC, an unknown status) is a 400 so
 // that a typo never reads as "no machines".
-func listFilter(r *request) (store.MachineFilter, error) {
+func (s *Server) listFilter(r *request) (store.MachineFilter, error) {
+	f, err := parseFilter(r)
+	if err != nil {
+		return f, err
+	}
+	return f, s.namesExist(r, f)
+}
+
+// namesExist refuses zones, pools and tags that do not exist, as MAAS's
+// filter form does, rather than matching nothing: a typo in a zone name
+// should not read as an empty zone.
+func (s *Server) namesExist(r *request, f store.MachineFilter) error {
+	check := func(field, what string, want []string, quote bool, have func() ([]string, error)) error {
+		if len(want) == 0 {
+			return nil
+		}
+		names, err := have()
+		if err != nil {
+			return err
+		}
+		var missing []string
+		for _, w := range want {
+			if !slices.Contains(names, w) && !slices.Contains(missing, w) {
+				if quote {
+					w = "'" + w + "'"
+				}
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			return badField(field, "No such %s(s): %s.", what, strings.Join(missing, ", "))
+		}
+		return nil
+	}
+	ctx := r.Context()
+	if err := check("zone", "zone", f.Zones, false, func() ([]string, error) {
+		zs, err := s.store.ListZones(ctx)
+		return namesOf(zs, func(z store.Zone) string { return z.Name }), err
+	}); err != nil {
+		return err
+	}
+	if err := check("pool", "pool", f.Pools, false, func() ([]string, error) {
+		ps, err := s.store.ListPools(ctx)
+		return namesOf(ps, func(p store.Pool) string { return p.Name }), err
+	}); err != nil {
+		return err
+	}
+	return check("tags", "tag", f.Tags, true, func() ([]string, error) {
+		ts, err := s.store.ListTags(ctx)
+		return namesOf(ts, func(t store.Tag) string { return t.Name }), err
+	})
+}
+
+func namesOf[T any](xs []T, name func(T) string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = name(x)
+	}
+	return out
+}
+
+func parseFilter(r *request) (store.MachineFilter, error) {
 	f := store.MachineFilter{
 		Hostnames: list(r, "hostname"), SystemIDs: list(r, "id"),
 		Zones: list(r, "zone"), Pools: list(r, "pool"), Owners: list(r, "owner"),
@@ -71,7 +134,7 @@ func listFilter(r *request) (store.MachineFilter, error) {
 // selected machines' versions, then full rows only for machines whose
 // rendering is missing or stale.
 func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
-	f, err := listFilter(r)
+	f, err := s.listFilter(r)
 	if err != nil {
 		return err
 	}
@@ -190,7 +253,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 			return badField(unsupported, "this constraint is not supported by Anvil yet")
 		}
 	}
-	f, err := listFilter(r)
+	f, err := s.listFilter(r)
 	if err != nil {
 		return err
 	}
