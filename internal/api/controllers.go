@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -160,7 +161,12 @@ func (s *Server) regions(r *request) ([]controllerJSON, error) {
 		}
 		version := ""
 		if g.URL == s.opts.Self {
+			// This region knows its own name; of the others only the
+			// address they advertise is known.
 			version = s.opts.Version
+			if h, err := os.Hostname(); err == nil && h != "" {
+				host = h
+			}
 		}
 		out = append(out, renderController(n, controllerID("region", g.URL), host, version, ip, g.Seen, nodeTypeRegion, "regiond", time.Now()))
 	}

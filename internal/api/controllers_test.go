@@ -96,7 +96,8 @@ func TestControllers(t *testing.T) {
 		for deadline := time.Now().Add(5 * time.Second); len(regions) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			regions = e.controllers("regioncontrollers/")
 		}
-		if len(regions) != 1 || regions[0].Hostname != "127.0.0.1" || regions[0].Version != serve.Version || regions[0].NodeType != 3 ||
+		hostname, _ := os.Hostname()
+		if len(regions) != 1 || regions[0].Hostname != hostname || regions[0].Version != serve.Version || regions[0].NodeType != 3 ||
 			regions[0].NodeTypeName != "Region controller" || len(regions[0].IPs) != 1 || regions[0].HW["cpu_model"] != "Unknown" {
 			t.Fatalf("regions: %+v", regions)
 		}
