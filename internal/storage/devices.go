@@ -1,6 +1,9 @@
 package storage
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // DeviceKind says what a named device is.
 type DeviceKind string
@@ -186,4 +189,36 @@ func VGSize(vg VolumeGroup, devs map[string]Device) int64 {
 		total += devs[n].Size
 	}
 	return (total/LVMExtentSize - int64(len(vg.Devices))) * LVMExtentSize
+}
+
+// uses says, for each device that serves a purpose, what it serves as.
+func (c Config) uses() map[string][]string {
+	uses := map[string][]string{}
+	use := func(what string, devs ...string) {
+		for _, d := range devs {
+			uses[d] = append(uses[d], what)
+		}
+	}
+	for _, t := range c.Tables {
+		use("a partition table", t.Disk)
+	}
+	for _, a := range c.RAIDs {
+		use("a member of RAID "+a.Name, a.Devices...)
+		use("a spare of RAID "+a.Name, a.Spares...)
+	}
+	for _, vg := range c.VolumeGroups {
+		use("a physical volume of "+vg.Name, vg.Devices...)
+	}
+	for _, b := range c.Bcaches {
+		use("the backing device of "+b.Name, b.Backing)
+	}
+	for _, cs := range c.CacheSets {
+		use("the cache of "+cs.Name, cs.Device)
+	}
+	for _, f := range c.Filesystems {
+		if f.Device != "" {
+			use(fmt.Sprintf("a %s filesystem", strings.ToLower(string(f.Type))), f.Device)
+		}
+	}
+	return uses
 }

@@ -62,6 +62,7 @@ type PartitionTable struct {
 
 // Partition is one entry of a table; offsets and sizes are bytes.
 type Partition struct {
+	ID       int           `json:"id,omitempty"` // the store's id, for storage= matches
 	Number   int           `json:"number"`
 	Offset   int64         `json:"offset"`
 	Size     int64         `json:"size"`

@@ -29,7 +29,7 @@ func Validate(c Config, fw Firmware) error {
 	}
 	checkTables(c, r)
 	checkGroups(c, devs, r)
-	checkUses(c, devs, r)
+	checkUses(c, r)
 	checkFilesystems(c, devs, r)
 	checkBoot(c, devs, fw, r)
 	if len(r.Reasons) == 0 {
@@ -152,36 +152,8 @@ func checkGroups(c Config, devs map[string]Device, r *Refused) {
 // checkUses: a block device serves one purpose: a partition table, a
 // RAID member or spare, an LVM PV, a bcache backing or cache, or a
 // filesystem.
-func checkUses(c Config, devs map[string]Device, r *Refused) {
-	uses := map[string][]string{}
-	use := func(dev, what string) { uses[dev] = append(uses[dev], what) }
-	for _, t := range c.Tables {
-		use(t.Disk, "a partition table")
-	}
-	for _, a := range c.RAIDs {
-		for _, d := range a.Devices {
-			use(d, "a member of RAID "+a.Name)
-		}
-		for _, d := range a.Spares {
-			use(d, "a spare of RAID "+a.Name)
-		}
-	}
-	for _, vg := range c.VolumeGroups {
-		for _, d := range vg.Devices {
-			use(d, "a physical volume of "+vg.Name)
-		}
-	}
-	for _, b := range c.Bcaches {
-		use(b.Backing, "the backing device of "+b.Name)
-	}
-	for _, cs := range c.CacheSets {
-		use(cs.Device, "the cache of "+cs.Name)
-	}
-	for _, f := range c.Filesystems {
-		if f.Device != "" {
-			use(f.Device, fmt.Sprintf("a %s filesystem", f.Type))
-		}
-	}
+func checkUses(c Config, r *Refused) {
+	uses := c.uses()
 	names := make([]string, 0, len(uses))
 	for n := range uses {
 		names = append(names, n)
