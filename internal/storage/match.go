@@ -129,4 +129,3 @@ func (c Config) freePartition(k StorageConstraint, used map[string][]string, tak
 	}
 	return best, ref, best != ""
 }
-
