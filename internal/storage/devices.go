@@ -30,14 +30,42 @@ type Device struct {
 // and every reference must resolve; the order of c's lists does not matter
 // (a RAID may sit on LVs and a VG on RAIDs, but not in a cycle).
 func (c Config) Devices() (map[string]Device, error) {
-	devs := map[string]Device{}
-	add := func(d Device) error {
-		if _, dup := devs[d.Name]; dup {
-			return fmt.Errorf("device name %q is used twice", d.Name)
-		}
-		devs[d.Name] = d
-		return nil
+	devs, err := c.physical()
+	if err != nil {
+		return nil, err
 	}
+	add := func(d Device) error { return addDevice(devs, d) }
+	order, err := c.buildOrder(devs)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range order {
+		for _, d := range b.devices(c, devs) {
+			if err := add(d); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, cs := range c.CacheSets {
+		if _, ok := devs[cs.Device]; !ok {
+			return nil, fmt.Errorf("cache set %s: no such device %q", cs.Name, cs.Device)
+		}
+	}
+	return devs, nil
+}
+
+func addDevice(devs map[string]Device, d Device) error {
+	if _, dup := devs[d.Name]; dup {
+		return fmt.Errorf("device name %q is used twice", d.Name)
+	}
+	devs[d.Name] = d
+	return nil
+}
+
+// physical resolves the disks and their partitions.
+func (c Config) physical() (map[string]Device, error) {
+	devs := map[string]Device{}
+	add := func(d Device) error { return addDevice(devs, d) }
 	for _, d := range c.Disks {
 		if err := add(Device{Name: d.Name, Kind: KindDisk, Size: d.Size}); err != nil {
 			return nil, err
@@ -53,57 +81,92 @@ func (c Config) Devices() (map[string]Device, error) {
 			}
 		}
 	}
-	// Built devices may stack in any order: resolve until nothing changes.
-	pending := len(c.RAIDs) + len(c.VolumeGroups) + len(c.Bcaches)
-	done := map[string]bool{}
-	for pending > 0 {
-		progress := false
-		for _, r := range c.RAIDs {
-			if done["raid:"+r.Name] || !all(devs, r.Devices, r.Spares) {
-				continue
-			}
-			if err := add(Device{Name: r.Name, Kind: KindRAID, Size: raidSize(r, devs), Parents: append(append([]string{}, r.Devices...), r.Spares...), Level: r.Level}); err != nil {
-				return nil, err
-			}
-			done["raid:"+r.Name], progress = true, true
-			pending--
-		}
-		for _, vg := range c.VolumeGroups {
-			if done["vg:"+vg.Name] || !all(devs, vg.Devices) {
-				continue
-			}
-			for _, lv := range vg.Volumes {
-				if err := add(Device{Name: LVName(vg.Name, lv.Name), Kind: KindLV, Size: lv.Size, Parents: vg.Devices, VG: vg.Name}); err != nil {
-					return nil, err
-				}
-			}
-			done["vg:"+vg.Name], progress = true, true
-			pending--
-		}
-		for _, b := range c.Bcaches {
-			cs, ok := c.cacheSet(b.CacheSet)
-			if done["bcache:"+b.Name] || !all(devs, []string{b.Backing}) || (ok && !all(devs, []string{cs.Device})) {
-				continue
-			}
-			if !ok {
-				return nil, fmt.Errorf("bcache %s: no cache set %q", b.Name, b.CacheSet)
-			}
-			if err := add(Device{Name: b.Name, Kind: KindBcache, Size: devs[b.Backing].Size, Parents: []string{b.Backing, cs.Device}}); err != nil {
-				return nil, err
-			}
-			done["bcache:"+b.Name], progress = true, true
-			pending--
-		}
-		if !progress {
-			return nil, fmt.Errorf("%s", c.unresolved(devs, done))
-		}
-	}
-	for _, cs := range c.CacheSets {
-		if _, ok := devs[cs.Device]; !ok {
-			return nil, fmt.Errorf("cache set %s: no such device %q", cs.Name, cs.Device)
-		}
-	}
 	return devs, nil
+}
+
+// built is a RAID, volume group or bcache, by index into its list.
+type built struct {
+	kind DeviceKind // KindRAID, KindLV (a volume group), KindBcache
+	i    int
+}
+
+// members are the devices b is made of.
+func (b built) members(c Config) []string {
+	switch b.kind {
+	case KindRAID:
+		return append(append([]string{}, c.RAIDs[b.i].Devices...), c.RAIDs[b.i].Spares...)
+	case KindLV:
+		return c.VolumeGroups[b.i].Devices
+	}
+	m := []string{c.Bcaches[b.i].Backing}
+	if cs, ok := c.cacheSet(c.Bcaches[b.i].CacheSet); ok {
+		m = append(m, cs.Device)
+	}
+	return m
+}
+
+// devices are what b makes, given its members' devices.
+func (b built) devices(c Config, devs map[string]Device) []Device {
+	switch b.kind {
+	case KindRAID:
+		r := c.RAIDs[b.i]
+		return []Device{{Name: r.Name, Kind: KindRAID, Size: raidSize(r, devs), Parents: b.members(c), Level: r.Level}}
+	case KindLV:
+		vg := c.VolumeGroups[b.i]
+		var out []Device
+		for _, lv := range vg.Volumes {
+			out = append(out, Device{Name: LVName(vg.Name, lv.Name), Kind: KindLV, Size: lv.Size, Parents: vg.Devices, VG: vg.Name})
+		}
+		return out
+	}
+	bc := c.Bcaches[b.i]
+	return []Device{{Name: bc.Name, Kind: KindBcache, Size: devs[bc.Backing].Size, Parents: b.members(c)}}
+}
+
+// buildOrder orders the built devices so each comes after its members:
+// they may stack in any order (RAID under LVM, LVM under RAID) but not in
+// a cycle. devs holds the disks and partitions; it is not changed.
+func (c Config) buildOrder(base map[string]Device) ([]built, error) {
+	have := map[string]bool{}
+	for n := range base {
+		have[n] = true
+	}
+	var todo []built
+	for i := range c.RAIDs {
+		todo = append(todo, built{KindRAID, i})
+	}
+	for i := range c.VolumeGroups {
+		todo = append(todo, built{KindLV, i})
+	}
+	for i, b := range c.Bcaches {
+		if _, ok := c.cacheSet(b.CacheSet); !ok {
+			return nil, fmt.Errorf("bcache %s: no cache set %q", b.Name, b.CacheSet)
+		}
+		todo = append(todo, built{KindBcache, i})
+	}
+	var order []built
+	for len(todo) > 0 {
+		var left []built
+		for _, b := range todo {
+			ready := true
+			for _, m := range b.members(c) {
+				ready = ready && have[m]
+			}
+			if !ready {
+				left = append(left, b)
+				continue
+			}
+			order = append(order, b)
+			for _, d := range b.devices(c, nil) {
+				have[d.Name] = true
+			}
+		}
+		if len(left) == len(todo) {
+			return nil, fmt.Errorf("%s", c.unresolved(left[0], have))
+		}
+		todo = left
+	}
+	return order, nil
 }
 
 func (c Config) cacheSet(name string) (CacheSet, bool) {
@@ -115,43 +178,23 @@ func (c Config) cacheSet(name string) (CacheSet, bool) {
 	return CacheSet{}, false
 }
 
-// unresolved names the first built device whose members do not exist.
-func (c Config) unresolved(devs map[string]Device, done map[string]bool) string {
-	missing := func(names []string) string {
-		for _, n := range names {
-			if _, ok := devs[n]; !ok {
-				return n
-			}
-		}
-		return ""
+// unresolved says why b cannot be built.
+func (c Config) unresolved(b built, have map[string]bool) string {
+	what := map[DeviceKind]string{KindRAID: "RAID ", KindLV: "volume group ", KindBcache: "bcache "}[b.kind]
+	switch b.kind {
+	case KindRAID:
+		what += c.RAIDs[b.i].Name
+	case KindLV:
+		what += c.VolumeGroups[b.i].Name
+	default:
+		what += c.Bcaches[b.i].Name
 	}
-	for _, r := range c.RAIDs {
-		if !done["raid:"+r.Name] {
-			return fmt.Sprintf("RAID %s: no such device %q (or the devices refer to each other in a cycle)", r.Name, missing(append(append([]string{}, r.Devices...), r.Spares...)))
-		}
-	}
-	for _, vg := range c.VolumeGroups {
-		if !done["vg:"+vg.Name] {
-			return fmt.Sprintf("volume group %s: no such device %q (or the devices refer to each other in a cycle)", vg.Name, missing(vg.Devices))
+	for _, m := range b.members(c) {
+		if !have[m] {
+			return fmt.Sprintf("%s: no such device %q (or the devices refer to each other in a cycle)", what, m)
 		}
 	}
-	for _, b := range c.Bcaches {
-		if !done["bcache:"+b.Name] {
-			return fmt.Sprintf("bcache %s: no such device %q (or the devices refer to each other in a cycle)", b.Name, b.Backing)
-		}
-	}
-	return "devices refer to each other in a cycle"
-}
-
-func all(devs map[string]Device, lists ...[]string) bool {
-	for _, l := range lists {
-		for _, n := range l {
-			if _, ok := devs[n]; !ok {
-				return false
-			}
-		}
-	}
-	return true
+	return what + ": the devices refer to each other in a cycle"
 }
 
 // raidSize is MAAS's get_raid_size: the smallest member decides, less the

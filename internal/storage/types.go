@@ -121,6 +121,7 @@ const (
 type CacheSet struct {
 	Name   string `json:"name"` // cache0
 	Device string `json:"device"`
+	UUID   string `json:"uuid,omitempty"` // the set's UUID, which backing devices attach by
 }
 
 // Bcache is a backing device fronted by a cache set.
