@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2
   isc-dhcp-client kea-admin busybox-static linux-image-amd64 cpio tftp-hpa atftp
   ipxe pxelinux syslinux-common shim-signed grub-efi-amd64-signed
-  syslinux dosfstools mtools xz-utils extlinux e2fsprogs chromium)
+  syslinux dosfstools mtools xz-utils extlinux e2fsprogs chromium
+  gdisk mdadm lvm2 bcache-tools)
 
 need=()
 for p in "${PACKAGES[@]}"; do
