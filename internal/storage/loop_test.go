@@ -226,6 +226,20 @@ func checkLsblk(t *testing.T, c Config, paths map[string]string, target string) 
 			}
 		}
 	}
+	for _, r := range c.RAIDs {
+		d, ok := findDev(byPath, p.path[r.Name])
+		if want := strings.ReplaceAll(string(r.Level), "-", ""); !ok || d.Type != want {
+			t.Errorf("RAID %s: lsblk shows %+v, want type %s", r.Name, d, want)
+		}
+	}
+	for _, vg := range c.VolumeGroups {
+		for _, lv := range vg.Volumes {
+			d, ok := findDev(byPath, p.path[LVName(vg.Name, lv.Name)])
+			if !ok || d.Type != "lvm" || d.Size != lv.Size {
+				t.Errorf("logical volume %s: lsblk shows %+v, want lvm of %d bytes", LVName(vg.Name, lv.Name), d, lv.Size)
+			}
+		}
+	}
 	for _, f := range c.Filesystems {
 		if f.Type.Special() {
 			continue
