@@ -105,7 +105,11 @@ type layout struct {
 	cacheMode          CacheMode
 }
 
-var lvmName = regexp.MustCompile(`^[a-zA-Z0-9+_.][a-zA-Z0-9+_.-]{0,62}$`)
+var lvmNameRE = regexp.MustCompile(`^[a-zA-Z0-9+_.][a-zA-Z0-9+_.-]{0,62}$`)
+
+// validName is LVM's rule for VG and LV names, used for RAID names too
+// since they become paths (/dev/md/<name>, /dev/<vg>/<lv>).
+func validName(v string) bool { return lvmNameRE.MatchString(v) && v != "." && v != ".." }
 
 func (l *layout) clean(name string) {
 	avail := l.boot.Size - EFIPartitionSize

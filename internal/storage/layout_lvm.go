@@ -17,7 +17,7 @@ func (l *layout) cleanLVM() {
 		l.lv = l.p.LVName
 	}
 	for field, v := range map[string]string{"vg_name": l.vg, "lv_name": l.lv} {
-		if !lvmName.MatchString(v) || v == "." || v == ".." {
+		if !validName(v) {
 			l.e.Add(field, fmt.Sprintf("%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", v))
 		}
 	}

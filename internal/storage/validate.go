@@ -117,21 +117,21 @@ func checkGroups(c Config, devs map[string]Device, r *Refused) {
 		case a.Level == RAID0 && len(a.Spares) > 0:
 			r.add("RAID %s: raid-0 cannot have spares", a.Name)
 		}
-		if !lvmName.MatchString(a.Name) {
-			r.add("RAID name %q is not letters, digits and + _ . -", a.Name)
+		if !validName(a.Name) {
+			r.add("RAID name %q is not 1 to 63 letters, digits and + _ . - (not starting with -, not . or ..)", a.Name)
 		}
 	}
 	for _, vg := range c.VolumeGroups {
-		if !lvmName.MatchString(vg.Name) {
-			r.add("volume group name %q is not letters, digits and + _ . -", vg.Name)
+		if !validName(vg.Name) {
+			r.add("volume group name %q is not 1 to 63 letters, digits and + _ . - (not starting with -, not . or ..)", vg.Name)
 		}
 		if len(vg.Devices) == 0 {
 			r.add("volume group %s has no physical volumes", vg.Name)
 		}
 		var used int64
 		for _, lv := range vg.Volumes {
-			if !lvmName.MatchString(lv.Name) {
-				r.add("logical volume name %q is not letters, digits and + _ . -", lv.Name)
+			if !validName(lv.Name) {
+				r.add("logical volume name %q is not 1 to 63 letters, digits and + _ . - (not starting with -, not . or ..)", lv.Name)
 			}
 			if lv.Size < LVMExtentSize || lv.Size%LVMExtentSize != 0 {
 				r.add("logical volume %s is %d bytes; it must be a positive multiple of 4 MiB", LVName(vg.Name, lv.Name), lv.Size)

@@ -87,6 +87,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"LVs larger than the VG", UEFI, func(c *Config) { c.VolumeGroups[0].Volumes[0].Size = 18 * GiB }, "its logical volumes need"},
 		{"unknown member", UEFI, func(c *Config) { c.RAIDs[0].Devices[1] = "sdc-part2" }, `no such device "sdc-part2"`},
 		{"mount point not absolute", UEFI, func(c *Config) { c.Filesystems[4].MountPoint = "tmp" }, "must be an absolute path"},
+		{"RAID name that is a path", UEFI, func(c *Config) { c.RAIDs[0].Name, c.Filesystems[1].Device = "..", ".." }, `RAID name ".." is not`},
 		{"tmpfs on a device", UEFI, func(c *Config) { c.Filesystems[4].Device = "sdb-part1" }, "memory filesystem"},
 	}
 	for _, tt := range tests {

@@ -164,7 +164,6 @@ func stageModules(t *testing.T, root, dir string) []string {
 	return names
 }
 
-
 // vmMinutes bounds the VM's run (ANVIL_STORAGE_VM_MINUTES, default 8).
 func vmMinutes() int {
 	var n int
