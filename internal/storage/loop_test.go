@@ -38,6 +38,16 @@ func TestPlanOnLoopDevices(t *testing.T) {
 			LayoutParams{VGName: tag + "vg", BootSize: "600M"})
 		runOnLoops(t, c, UEFI)
 	})
+	t.Run("bcache-uefi", func(t *testing.T) {
+		needTools(t, "make-bcache")
+		if _, err := os.Stat("/sys/fs/bcache"); err != nil {
+			t.Skip("the kernel has no bcache (no /sys/fs/bcache; load bcache)")
+		}
+		c := mustLayout(t, LayoutBcache, Machine{Disks: []Disk{
+			{ID: 1, Name: "sda", Size: 6 * GiB, BlockSize: 512, Tags: []string{"rotary"}},
+			{ID: 2, Name: "sdb", Size: GiB, BlockSize: 512, Tags: []string{"ssd"}}}, Firmware: UEFI}, LayoutParams{CacheMode: "writeback"})
+		runOnLoops(t, c, UEFI)
+	})
 	t.Run("raid1-lvm-uefi", func(t *testing.T) {
 		needDM(t)
 		needTools(t, "mdadm", "mkswap")
@@ -150,6 +160,12 @@ func teardown(t *testing.T, c Config, pl Plan, paths map[string]string) {
 	for _, m := range mounts {
 		exec.Command("umount", m).Run()
 	}
+	for i := range c.Bcaches {
+		os.WriteFile(fmt.Sprintf("/sys/block/bcache%d/bcache/stop", i), []byte("1"), 0o200)
+	}
+	for _, cs := range c.CacheSets {
+		os.WriteFile("/sys/fs/bcache/"+cs.UUID+"/unregister", []byte("1"), 0o200)
+	}
 	for _, vg := range c.VolumeGroups {
 		exec.Command("vgremove", "--config", lvmConfig, "-ff", "-y", vg.Name).Run()
 	}
@@ -230,6 +246,14 @@ func checkLsblk(t *testing.T, c Config, paths map[string]string, target string) 
 		d, ok := findDev(byPath, p.path[r.Name])
 		if want := strings.ReplaceAll(string(r.Level), "-", ""); !ok || d.Type != want {
 			t.Errorf("RAID %s: lsblk shows %+v, want type %s", r.Name, d, want)
+		}
+	}
+	for i, b := range c.Bcaches {
+		sys := fmt.Sprintf("/sys/block/bcache%d/bcache/", i)
+		mode, _ := os.ReadFile(sys + "cache_mode")
+		state, _ := os.ReadFile(sys + "state")
+		if !strings.Contains(string(mode), "["+string(b.Mode)+"]") || strings.TrimSpace(string(state)) == "no cache" {
+			t.Errorf("bcache %s: cache_mode %q state %q, want %s with its cache attached", b.Name, bytes.TrimSpace(mode), bytes.TrimSpace(state), b.Mode)
 		}
 	}
 	for _, vg := range c.VolumeGroups {

@@ -20,7 +20,7 @@ const inVM = "ANVIL_STORAGE_IN_VM"
 
 // vmTools are what the plans run, copied with their libraries.
 var vmTools = []string{"losetup", "blkid", "wipefs", "sgdisk", "partx", "mkfs.ext4", "mkfs.vfat", "mkswap", "lsblk",
-	"mount", "umount", "truncate", "mdadm", "lvm", "dmsetup"}
+	"mount", "umount", "truncate", "mdadm", "lvm", "dmsetup", "make-bcache"}
 
 // TestPlanOnLoopDevicesInVM runs TestPlanOnLoopDevices inside a QEMU
 // machine on the distribution's kernel, which has device-mapper, md and
@@ -72,7 +72,7 @@ func TestPlanOnLoopDevicesInVM(t *testing.T) {
 		t.Fatalf("qemu: %v %s\nconsole:\n%s", err, out, tail(log, 6000))
 	}
 	t.Logf("VM ran the plans in %s", time.Since(start).Round(time.Second))
-	for _, want := range []string{"--- PASS: TestPlanOnLoopDevices/lvm-uefi", "--- PASS: TestPlanOnLoopDevices/raid1-lvm-uefi", "--- PASS: TestPlanOnLoopDevices/flat-uefi-boot", "ANVIL-EXIT 0"} {
+	for _, want := range []string{"--- PASS: TestPlanOnLoopDevices/lvm-uefi", "--- PASS: TestPlanOnLoopDevices/bcache-uefi", "--- PASS: TestPlanOnLoopDevices/raid1-lvm-uefi", "--- PASS: TestPlanOnLoopDevices/flat-uefi-boot", "ANVIL-EXIT 0"} {
 		if !bytes.Contains(log, []byte(want)) {
 			t.Errorf("the VM's console lacks %q:\n%s", want, tail(log, 6000))
 		}
@@ -150,7 +150,7 @@ func stageTools(t *testing.T, root string) {
 // stageModules writes the modules the plans need, dependencies first,
 // and returns their names in load order.
 func stageModules(t *testing.T, root, dir string) []string {
-	mods, err := kmod.Load(dir, []string{"loop", "crc32c_generic", "ext4", "vfat", "nls_ascii", "nls_cp437", "nls_utf8", "nls_iso8859_1", "dm_mod", "md_mod", "raid1"})
+	mods, err := kmod.Load(dir, []string{"loop", "crc32c_generic", "ext4", "vfat", "nls_ascii", "nls_cp437", "nls_utf8", "nls_iso8859_1", "dm_mod", "md_mod", "raid1", "bcache"})
 	if err != nil {
 		t.Skipf("kernel modules: %v", err)
 	}
