@@ -161,3 +161,33 @@ func TestApplyLayoutRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzApplyLayout: whatever the parameters, a layout is refused in words
+// or comes out bootable (it passes Validate).
+func FuzzApplyLayout(f *testing.F) {
+	f.Add("lvm", "1G", "", "", "vg", "lv", "50%", "", "", "", false, true)
+	f.Add("bcache", "", "20G", "2", "", "", "", "2", "writeback", "10%", false, false)
+	f.Add("flat", "100%", "3G", "1", "", "", "", "", "", "", true, true)
+	f.Fuzz(func(t *testing.T, name, boot, root, rootDev, vg, lv, lvSize, cacheDev, mode, cacheSize string, noPart, uefi bool) {
+		fw := BIOS
+		if uefi {
+			fw = UEFI
+		}
+		m := Machine{Disks: []Disk{hdd, ssd}, Firmware: fw}
+		p := LayoutParams{BootSize: boot, RootSize: root, RootDevice: rootDev, VGName: vg, LVName: lv, LVSize: lvSize,
+			CacheDevice: cacheDev, CacheMode: mode, CacheSize: cacheSize, CacheNoPart: noPart}
+		c, err := ApplyLayout(name, m, p)
+		if err != nil {
+			var fe FieldErrors
+			if !errors.As(err, &fe) || len(fe) == 0 {
+				t.Fatalf("error %v is not field errors", err)
+			}
+			return
+		}
+		if name != LayoutBlank {
+			if err := Validate(c, fw); err != nil {
+				t.Fatalf("%+v gave a layout that does not validate: %v", p, err)
+			}
+		}
+	})
+}
