@@ -90,6 +90,11 @@ func TestDeployDriftRelease(t *testing.T) {
 	s.waitStatus(m.SystemID, "Deployed", long, f)
 	clock.mark("deployed")
 	t.Logf("op=deploy to DEPLOYED: %.1f s", time.Since(t0).Seconds())
+	// The busybox image has no cloud-init: its upload set deployed_at=
+	// local_boot, and the timeline says that is what ended the deployment.
+	if evs := s.events(m.SystemID); !strings.Contains(evs, "deployed at local boot") {
+		t.Fatalf("no \"deployed at local boot\" on the timeline:\n%s", evs)
+	}
 	marker := diskimage.Line("web-f", ud)
 	s.waitSerial(f, "the deployed OS to print its settings", 3*time.Minute, func(out string) bool { return strings.Contains(out, marker) })
 	clock.mark("os")
