@@ -143,7 +143,8 @@ func TestInBand(t *testing.T) {
 	if err := d.PowerOn(ctx, p); err != nil {
 		t.Fatalf("power on: %v", err)
 	}
-	lanRE := regexp.MustCompile(`lan ip=(\S+) mac=(\S+)`)
+	// The line's end too: the serial log may be read mid-line.
+	lanRE := regexp.MustCompile(`lan ip=(\S+) mac=(\S+)\r?\n`)
 	var got []string
 	took := waitFor(t, "the guest's LAN report", 90*time.Second, func() bool {
 		s, _ := os.ReadFile(b.Serial())
