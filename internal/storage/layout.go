@@ -58,7 +58,7 @@ func (m Machine) bootDisk() (Disk, bool) {
 func ApplyLayout(name string, m Machine, p LayoutParams) (Config, error) {
 	e := FieldErrors{}
 	if !slices.Contains(Layouts, name) {
-		e.Add("storage_layout", fmt.Sprintf("Select a valid choice. %s is not one of the available choices (%s).", name, strings.Join(Layouts, ", ")))
+		e.Add("storage_layout", "Select a valid choice. %s is not one of the available choices (%s).", name, strings.Join(Layouts, ", "))
 		return Config{}, e
 	}
 	if len(m.Disks) == 0 {
@@ -140,14 +140,14 @@ func (l *layout) size(field, v string, base, lo, hi int64) int64 {
 	}
 	s, err := ParseSize(v)
 	if err != nil {
-		l.e.Add(field, err.Error())
+		l.e.Add(field, "%s", err.Error())
 		return 0
 	}
 	n := s.Of(base)
 	if n < lo {
-		l.e.Add(field, fmt.Sprintf("Size is too small. Minimum size is %d.", lo))
+		l.e.Add(field, "Size is too small. Minimum size is %d.", lo)
 	} else if n > hi {
-		l.e.Add(field, fmt.Sprintf("Size is too large. Maximum size is %d.", hi))
+		l.e.Add(field, "Size is too large. Maximum size is %d.", hi)
 	}
 	return n
 }
@@ -168,7 +168,7 @@ func (l *layout) disk(field, v, not string) (Disk, bool) {
 			return d, true
 		}
 	}
-	l.e.Add(field, fmt.Sprintf("'%s' is not a valid %s.  It should be one of: %s.", v, field, quoteAll(ids)))
+	l.e.Add(field, "'%s' is not a valid %s.  It should be one of: %s.", v, field, quoteAll(ids))
 	return Disk{}, false
 }
 
@@ -199,8 +199,8 @@ func (l *layout) basic(c *Config, bootSize int64) string {
 	}
 	rootPart := rt.add(l.rootSize, false, PartData)
 	if got := rt.table.Partitions[len(rt.table.Partitions)-1].Size; got < MinRootPartitionSize {
-		l.e.Add("__all__", fmt.Sprintf("Disk %s (%s) is too small for this layout: %s is left for the root filesystem and it needs at least %s.",
-			l.root.Name, Human(l.root.Size), Human(got), Human(MinRootPartitionSize)))
+		l.e.Add("__all__", "Disk %s (%s) is too small for this layout: %s is left for the root filesystem and it needs at least %s.",
+			l.root.Name, Human(l.root.Size), Human(got), Human(MinRootPartitionSize))
 	}
 	c.Tables = append(c.Tables, bt.table)
 	if rt != bt {

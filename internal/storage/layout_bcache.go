@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"fmt"
 	"slices"
 )
 
@@ -12,7 +11,7 @@ func (l *layout) cleanBcache() {
 	case WriteBack, WriteThrough, WriteAround:
 		l.cacheMode = m
 	default:
-		l.e.Add("cache_mode", fmt.Sprintf("Select a valid choice. %s is not one of the available choices (writeback, writethrough, writearound).", l.p.CacheMode))
+		l.e.Add("cache_mode", "Select a valid choice. %s is not one of the available choices (writeback, writethrough, writearound).", l.p.CacheMode)
 	}
 	if l.p.CacheDevice != "" {
 		if d, ok := l.disk("cache_device", l.p.CacheDevice, l.boot.Name); ok {
@@ -22,12 +21,12 @@ func (l *layout) cleanBcache() {
 		l.cache = l.bestCache()
 	}
 	if l.cache != nil && l.cache.Name == l.root.Name {
-		l.e.Add("cache_device", fmt.Sprintf("%s holds the root partition; the cache needs a disk of its own.", l.cache.Name))
+		l.e.Add("cache_device", "%s holds the root partition; the cache needs a disk of its own.", l.cache.Name)
 	}
 	if l.p.CacheSize != "" && l.p.CacheNoPart {
 		msg := "Cannot use cache_size and cache_no_part at the same time."
-		l.e.Add("cache_size", msg)
-		l.e.Add("cache_no_part", msg)
+		l.e.Add("cache_size", "%s", msg)
+		l.e.Add("cache_no_part", "%s", msg)
 	} else if l.cache != nil && l.p.CacheSize != "" {
 		l.cacheSize = l.size("cache_size", l.p.CacheSize, l.cache.Size, MinBlockDeviceSize, l.cache.Size)
 	}

@@ -1,7 +1,5 @@
 package storage
 
-import "fmt"
-
 // MAAS's names for the lvm layout's volume group and logical volume.
 const (
 	DefaultVGName = "vgroot"
@@ -18,7 +16,7 @@ func (l *layout) cleanLVM() {
 	}
 	for field, v := range map[string]string{"vg_name": l.vg, "lv_name": l.lv} {
 		if !validName(v) {
-			l.e.Add(field, fmt.Sprintf("%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", v))
+			l.e.Add(field, "%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", v)
 		}
 	}
 	if l.p.LVSize == "" {
@@ -39,7 +37,7 @@ func (l *layout) lvm(c *Config) {
 	vg := VolumeGroup{Name: l.vg, Devices: []string{pv}}
 	devs, err := c.Devices()
 	if err != nil {
-		l.e.Add("__all__", err.Error())
+		l.e.Add("__all__", "%s", err.Error())
 		return
 	}
 	free := VGSize(vg, devs)
@@ -47,7 +45,7 @@ func (l *layout) lvm(c *Config) {
 	if l.lvSize > 0 {
 		size = RoundDown(l.lvSize, LVMExtentSize)
 		if size > free {
-			l.e.Add("lv_size", fmt.Sprintf("Size is too large. Maximum size is %d.", free))
+			l.e.Add("lv_size", "Size is too large. Maximum size is %d.", free)
 		}
 	}
 	vg.Volumes = []LogicalVolume{{Name: l.lv, Size: size}}
