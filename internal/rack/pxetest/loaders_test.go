@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
-	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/testutil/diskimage"
 )
@@ -52,26 +51,7 @@ func TestLocalBootThroughPXELINUXAndGRUB(t *testing.T) {
 	efiDisk := espDisk(t)
 	ctx := context.Background()
 	macs := map[string]string{"pxelinux": "52:54:00:12:34:71", "grub": "52:54:00:12:34:72"}
-	for loader, mac := range macs {
-		m, err := s.cl.CreateMachine(ctx, url.Values{"hostname": {"deployed-" + loader}, "mac_addresses": {mac}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.srv.Store.UpdateMachine(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
-			m.Status, m.Owner = machine.Deployed, "rack"
-			return nil, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the rack to see both machines deployed", 10*time.Second, func() bool {
-		for _, mac := range macs {
-			if e, ok := s.rk.Cache.ByMAC(mac); !ok || e.Purpose != machine.BootLocal {
-				return false
-			}
-		}
-		return len(s.rk.Cache.Subnets()) == 1
-	})
+	s.deployed(t, macs)
 	for _, c := range []struct{ name, loader, fw, tap, disk, want, config string }{
 		{"vm6", "pxelinux", "bios", "tap0", biosDisk, diskimage.Marker, "pxelinux.cfg/"},
 		{"vm7", "grub", "efi", "tap1", efiDisk, uefiMarker, "grub"},

@@ -30,26 +30,7 @@ func TestLocalBootNeverFallsThrough(t *testing.T) {
 	efiDisk := espDisk(t)
 	ctx := context.Background()
 	macs := map[string]string{"bios": "52:54:00:12:34:61", "efi": "52:54:00:12:34:62"}
-	for fw, mac := range macs {
-		m, err := s.cl.CreateMachine(ctx, url.Values{"hostname": {"deployed-" + fw}, "mac_addresses": {mac}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.srv.Store.UpdateMachine(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
-			m.Status, m.Owner = machine.Deployed, "rack"
-			return nil, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the rack to see both machines deployed", 10*time.Second, func() bool {
-		for _, mac := range macs {
-			if e, ok := s.rk.Cache.ByMAC(mac); !ok || e.Purpose != machine.BootLocal {
-				return false
-			}
-		}
-		return len(s.rk.Cache.Subnets()) == 1
-	})
+	s.deployed(t, macs)
 	for _, c := range []struct{ name, fw, tap, disk, want string }{
 		{"vm4", "bios", "tap0", biosDisk, diskimage.Marker},
 		{"vm5", "efi", "tap1", efiDisk, uefiMarker},
@@ -79,6 +60,33 @@ func TestLocalBootNeverFallsThrough(t *testing.T) {
 }
 
 func firstOf(path string, _ int64) string { return path }
+
+// deployed adds a machine deployed-KEY for each MAC in macs, puts it in
+// Deployed and waits until the rack would answer it with a local boot.
+func (s *site) deployed(t *testing.T, macs map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	for key, mac := range macs {
+		m, err := s.cl.CreateMachine(ctx, url.Values{"hostname": {"deployed-" + key}, "mac_addresses": {mac}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.srv.Store.UpdateMachine(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+			m.Status, m.Owner = machine.Deployed, "rack"
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the rack to see the machines deployed", 10*time.Second, func() bool {
+		for _, mac := range macs {
+			if e, ok := s.rk.Cache.ByMAC(mac); !ok || e.Purpose != machine.BootLocal {
+				return false
+			}
+		}
+		return len(s.rk.Cache.Subnets()) == 1
+	})
+}
 
 func copyDisk(t *testing.T, from string) string {
 	to := filepath.Join(t.TempDir(), "disk.img")
