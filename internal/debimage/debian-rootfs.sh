@@ -39,6 +39,11 @@ rm -rf "$root"/usr/share/doc/* "$root"/usr/share/man/* "$root"/usr/share/info/* 
 : >"$root/etc/machine-id"
 echo debian >"$root/etc/hostname"
 chmod 644 "$root/etc/hostname"
+# C.UTF-8 comes with libc; cloud-init's default (en_US.UTF-8) would need
+# locale-gen, which on Debian generates only what /etc/locale.gen names,
+# and its locale module would fail.
+echo LANG=C.UTF-8 >"$root/etc/default/locale"
+echo "locale: C.UTF-8" >"$root/etc/cloud/cloud.cfg.d/01-anvil-locale.cfg"
 
 tar -C "$root" --numeric-owner --xattrs --xattrs-include='*' -czf "$out.part" .
 mv "$out.part" "$out"

@@ -23,12 +23,11 @@ var LoginPrompt = regexp.MustCompile(`(?m)^\S+ login: `)
 
 // machine is what the demo reads of a machine.
 type machine struct {
-	SystemID   string   `json:"system_id"`
-	Hostname   string   `json:"hostname"`
-	StatusName string   `json:"status_name"`
-	StatusMsg  string   `json:"status_message"`
-	IPs        []string `json:"ip_addresses"`
-	Interfaces []nic    `json:"interface_set"`
+	SystemID   string `json:"system_id"`
+	Hostname   string `json:"hostname"`
+	StatusName string `json:"status_name"`
+	StatusMsg  string `json:"status_message"`
+	Interfaces []nic  `json:"interface_set"`
 }
 
 type nic struct {
@@ -105,9 +104,6 @@ func (d *run) provision(ctx context.Context) error {
 		})
 	}); err != nil {
 		return err
-	}
-	if m, err = getMachine(ctx, cl, m.SystemID); err == nil && len(m.IPs) > 0 {
-		d.say("%s is up at %s: ip netns exec %s ssh debian@%s", hostname, strings.Join(m.IPs, ", "), d.cfg.Netns, m.IPs[0])
 	}
 	return nil
 }
