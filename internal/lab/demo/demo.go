@@ -82,6 +82,10 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 	if err := cfg.check(); err != nil {
 		return err
 	}
+	// Before anything is built or removed: another demo may be running.
+	if err := checkNetns(cfg.Netns); err != nil {
+		return err
+	}
 	d := &run{cfg: cfg, out: out}
 	defer func() {
 		d.cleanup()

@@ -3,12 +3,14 @@ package demo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
+	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/debimage"
 	"github.com/anvilmetal/anvil/internal/ephemeral"
 )
@@ -16,7 +18,7 @@ import (
 // prepare clears the previous run's state and builds what is missing:
 // the boot loaders, the ephemeral environment and the Debian image.
 func (d *run) prepare(ctx context.Context) error {
-	if err := d.resetDir(); err != nil {
+	if err := d.claimDir(); err != nil {
 		return err
 	}
 	d.data = d.path("data")
@@ -68,27 +70,38 @@ func (d *run) prepare(ctx context.Context) error {
 	})
 }
 
-// resetDir empties Dir of a previous run's state; a Dir that exists, is
-// not empty and is not the demo's is refused.
-func (d *run) resetDir() error {
+// claimDir holds Dir for this run and empties it of a previous run's
+// state. A Dir that is not empty and not the demo's is refused, as is one
+// another demo holds.
+func (d *run) claimDir() error {
 	dir := d.cfg.Dir
 	entries, err := os.ReadDir(dir)
-	switch {
-	case os.IsNotExist(err):
-	case err != nil:
+	if err != nil && !os.IsNotExist(err) {
 		return err
-	case len(entries) == 0:
-	default:
+	}
+	if len(entries) > 0 {
 		if _, err := os.Stat(filepath.Join(dir, stateMarker)); err != nil {
 			return fmt.Errorf("%s exists and is not a lab demo directory: give --dir an empty or new one", dir)
 		}
-		for _, e := range entries {
-			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
-				return err
-			}
+	}
+	lock, err := datalock.Acquire(dir, "anvil lab demo")
+	var held *datalock.HeldError
+	if errors.As(err, &held) {
+		return fmt.Errorf("%s is in use by %s; stop it, or give this one a --dir of its own", dir, held.Holder)
+	}
+	if err != nil {
+		return err
+	}
+	d.onCleanup(func() { lock.Release() })
+	for _, e := range entries {
+		if e.Name() == datalock.File {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, stateMarker), []byte("anvil lab demo state; removed by the next run\n"), 0o644)

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -200,4 +202,22 @@ func (d *run) webPassword() error {
 	}
 	_, err := d.anvil("passwd", "--username", "admin", "--data", d.data, "--password-file", file)
 	return err
+}
+
+// checkNetns refuses a namespace that processes still run in (another
+// demo's); one that is empty is what a killed run left, and Add replaces
+// it.
+func checkNetns(name string) error {
+	if _, err := os.Stat(filepath.Join(netns.Dir, name)); err != nil {
+		return nil
+	}
+	out, err := exec.Command("ip", "netns", "pids", name).Output()
+	if err != nil {
+		return fmt.Errorf("ip netns pids %s: %w", name, err)
+	}
+	if pids := strings.Fields(string(out)); len(pids) > 0 {
+		return fmt.Errorf("network namespace %s is in use by pids %s (another lab demo?): stop it, or give this one a --netns of its own",
+			name, strings.Join(pids, ", "))
+	}
+	return nil
 }
