@@ -21,6 +21,10 @@ mirror=${MIRROR:-http://deb.debian.org/debian}
 packages=linux-image-amd64,extlinux,systemd-sysv,udev,e2fsprogs,ifupdown,isc-dhcp-client,cloud-init,python3-cffi-backend,openssh-server,sudo
 
 root=$(mktemp -d /var/tmp/anvil-debian-rootfs.XXXXXX)
+# mktemp makes it 0700, and the tarball's ./ becomes the installed /:
+# no user but root could reach anything (sshd reads authorized_keys as
+# the user).
+chmod 755 "$root"
 cleanup() {
 	for m in proc sys dev/pts dev; do umount "$root/$m" 2>/dev/null || true; done
 	rm -rf "$root"
