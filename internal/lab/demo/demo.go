@@ -93,6 +93,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (err error) {
 			d.say("stopped; logs and the machine's disk are in %s", cfg.Dir)
 		}
 	}()
+	if err := d.listenWeb(); err != nil {
+		return err
+	}
 	if err := d.prepare(ctx); err != nil {
 		return err
 	}
@@ -158,6 +161,7 @@ type run struct {
 	image         string
 	key           string
 	web           string // the forwarded base URL, http://HOST:PORT/MAAS/
+	webListener   net.Listener
 
 	undo []func()
 }

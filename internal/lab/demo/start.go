@@ -117,15 +117,24 @@ func (d *run) serve() error {
 	return nil
 }
 
-// forward listens on cfg.Web outside the namespace and relays each
+// listenWeb takes cfg.Web before anything is built, so that a port in
+// use is said at once.
+func (d *run) listenWeb() error {
+	ln, err := net.Listen("tcp", d.cfg.Web)
+	if err != nil {
+		return fmt.Errorf("web address (--web): %w", err)
+	}
+	d.webListener = ln
+	d.web = "http://" + ln.Addr().String() + "/MAAS/"
+	d.onCleanup(func() { ln.Close() })
+	return nil
+}
+
+// forward, on the listener of listenWeb outside the namespace, relays each
 // connection to the region's API inside it, so a browser and the CLI on
 // this host reach the demo.
 func (d *run) forward() error {
-	ln, err := net.Listen("tcp", d.cfg.Web)
-	if err != nil {
-		return fmt.Errorf("web address: %w", err)
-	}
-	d.web = "http://" + ln.Addr().String() + "/MAAS/"
+	ln := d.webListener
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	conns := map[net.Conn]bool{}
