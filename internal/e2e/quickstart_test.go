@@ -35,17 +35,23 @@ func TestQuickstart(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("lab demo needs root")
 	}
-	for _, bin := range []string{"qemu-system-x86_64", "ipmi_sim", "debootstrap"} {
+	for _, bin := range []string{"qemu-system-x86_64", "ipmi_sim", "debootstrap", "ssh", "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
 		}
 	}
 	bin := anvilBinary(t)
 	ns := fmt.Sprintf("anvdemo%d", os.Getpid()%100000)
-	state := filepath.Join(t.TempDir(), "state")
+	tmp := t.TempDir()
+	state := filepath.Join(tmp, "state")
+	sshKey := filepath.Join(tmp, "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
 	// The cache is the temp directory, shared with the other tests' builds
 	// of the environment.
-	cmd := exec.Command(bin, "lab", "demo", "--dir", state, "--cache", os.TempDir(), "--netns", ns, "--web", "127.0.0.1:0")
+	cmd := exec.Command(bin, "lab", "demo", "--dir", state, "--cache", os.TempDir(), "--netns", ns, "--web", "127.0.0.1:0",
+		"--ssh-key", sshKey+".pub")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out := &demoOut{}
 	pipe, err := cmd.StdoutPipe()
@@ -128,6 +134,28 @@ func TestQuickstart(t *testing.T) {
 	}
 	t.Logf("first machine seen to the login prompt: %.0f s", time.Since(t0).Seconds())
 
+	// The user cloud-init made logs in with the key from the demo's
+	// user data, on a root mounted read-write.
+	b, _ := os.ReadFile(serial)
+	m := regexp.MustCompile(`boot0\s*\|\s*True\s*\|\s*(198\.51\.100\.\d+)`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no address of the deployed machine on its serial console:\n%s", tail(b, 6000))
+	}
+	var login []byte
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		login, err = exec.Command("ip", "netns", "exec", ns, "ssh", "-i", sshKey, "-o", "BatchMode=yes",
+			"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
+			"debian@"+string(m[1]), "findmnt -no OPTIONS /").CombinedOutput()
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(3 * time.Second)
+	}
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(lastLine(login)), "rw") {
+		t.Fatalf("ssh debian@%s findmnt /: %v\n%s", m[1], err, login)
+	}
+
 	// Ctrl-C: everything the demo started goes.
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
@@ -207,4 +235,9 @@ func (l *demoOut) pids() []int {
 		}
 	}
 	return out
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }
