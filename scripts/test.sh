@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # Debian packages the tests drive as real peers.
 PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iproute2
   isc-dhcp-client kea-admin busybox-static linux-image-amd64 cpio tftp-hpa atftp
-  ipxe pxelinux syslinux-common shim-signed grub-efi-amd64-signed
+  ipxe pxelinux syslinux-common shim-signed grub-efi-amd64-signed debootstrap
   syslinux dosfstools mtools xz-utils extlinux e2fsprogs chromium netplan.io cloud-init
   openvswitch-switch gdisk mdadm lvm2 bcache-tools)
 

@@ -77,6 +77,7 @@ parameters. Runs until interrupted.`,
 			return nil
 		},
 	}
+	c.AddCommand(labDemoCmd(), labDebianImageCmd())
 	fl := c.Flags()
 	fl.IntVar(&cfg.IPMI, "ipmi", 3, "machines behind their own IPMI BMC")
 	fl.IntVar(&cfg.RedfishChassis, "redfish-chassis", 1, "Redfish services (chassis managers)")

@@ -102,7 +102,7 @@ type BMC struct {
 	cfg     Config
 	m       *lab.QEMUMachine
 	sim     *exec.Cmd
-	simDone chan struct{}
+	simDone <-chan struct{}
 	ctlDone chan struct{}
 
 	mu     sync.Mutex
@@ -177,7 +177,7 @@ func Start(cfg Config) (*BMC, error) {
 		return nil, fmt.Errorf("ipmisim: %w", err)
 	}
 
-	b := &BMC{cfg: cfg, m: m, simDone: make(chan struct{}), ctlDone: make(chan struct{})}
+	b := &BMC{cfg: cfg, m: m, ctlDone: make(chan struct{})}
 	if err := b.writeFiles(serialPort); err != nil {
 		m.Close()
 		return nil, err
@@ -200,28 +200,15 @@ func Start(cfg Config) (*BMC, error) {
 	// Its own process group, so that Close ends the scripts it runs too;
 	// Pdeathsig: it dies with this process should Close never come.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// Pdeathsig fires when the thread that forked exits, and Go ends
-	// threads (a goroutine that exits locked to one, as in
-	// netns.NS.Do): fork from a thread locked until ipmi_sim is gone.
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-		logf.Close()
-		close(b.simDone)
-	}()
-	if err := <-started; err != nil {
+	// Pdeathsig needs a forking thread that outlives ipmi_sim.
+	done, err := lab.StartTied(cmd, func() { logf.Close() })
+	if err != nil {
 		logf.Close()
 		b.stopChassis()
 		m.Close()
 		return nil, fmt.Errorf("ipmisim: %w", err)
 	}
-	b.sim = cmd
+	b.sim, b.simDone = cmd, done
 
 	// Ready once it has bound both sockets, seen in its own namespace.
 	deadline := time.Now().Add(startTimeout)

@@ -6,7 +6,6 @@ package netns
 import (
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 
 	nsrun "github.com/anvilmetal/anvil/internal/netns"
@@ -28,22 +27,19 @@ func New(t testing.TB, name string) *NS {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("ip (iproute2) is not installed")
 	}
-	_ = exec.Command("ip", "netns", "del", name).Run() // a leftover of a killed run
 	n := &NS{Name: name, t: t}
-	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
-		t.Fatalf("ip netns add %s: %v %s", name, err, out)
+	if err := nsrun.Add(name); err != nil {
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	n.Ip("link", "set", "lo", "up")
+	t.Cleanup(func() { _ = nsrun.Delete(name) })
 	return n
 }
 
 // Ip runs `ip ARGS` inside the namespace and fails the test on error.
 func (n *NS) Ip(args ...string) {
 	n.t.Helper()
-	out, err := exec.Command("ip", append([]string{"netns", "exec", n.Name, "ip"}, args...)...).CombinedOutput()
-	if err != nil {
-		n.t.Fatalf("ip %s: %v %s", strings.Join(args, " "), err, out)
+	if err := nsrun.IP(n.Name, args...); err != nil {
+		n.t.Fatal(err)
 	}
 }
 
@@ -51,13 +47,8 @@ func (n *NS) Ip(args ...string) {
 // given tap devices attached, all up.
 func (n *NS) Bridge(br, cidr string, taps ...string) {
 	n.t.Helper()
-	n.Ip("link", "add", br, "type", "bridge")
-	n.Ip("addr", "add", cidr, "dev", br)
-	n.Ip("link", "set", br, "up")
-	for _, tap := range taps {
-		n.Ip("tuntap", "add", "dev", tap, "mode", "tap")
-		n.Ip("link", "set", tap, "master", br)
-		n.Ip("link", "set", tap, "up")
+	if err := nsrun.Bridge(n.Name, br, cidr, taps...); err != nil {
+		n.t.Fatal(err)
 	}
 }
 

@@ -14,17 +14,17 @@ func TestDir(t *testing.T) {
 		builds++
 		return os.WriteFile(filepath.Join(dir, "done"), []byte("x"), 0o644)
 	}
-	a, err := Dir("thing", "0123456789abcdef0123", "done", build)
+	a, err := Dir(os.TempDir(), "thing", "0123456789abcdef0123", "done", build)
 	if err != nil || filepath.Base(a) != "anvil-thing-0123456789abcdef" {
 		t.Fatalf("first build: %s, %v", a, err)
 	}
-	b, err := Dir("thing", "0123456789abcdef0123", "done", build)
+	b, err := Dir(os.TempDir(), "thing", "0123456789abcdef0123", "done", build)
 	if err != nil || a != b || builds != 1 {
 		t.Fatalf("second call: %s, %v, %d builds", b, err, builds)
 	}
 	// A failed build leaves nothing behind, and says why.
 	boom := errors.New("boom")
-	if _, err := Dir("thing", "ffff", "done", func(string) error { return boom }); !errors.Is(err, boom) {
+	if _, err := Dir(os.TempDir(), "thing", "ffff", "done", func(string) error { return boom }); !errors.Is(err, boom) {
 		t.Fatalf("failed build: %v", err)
 	}
 	left, _ := filepath.Glob(filepath.Join(os.TempDir(), "anvil-thing-*"))
