@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,19 +143,64 @@ func TestQuickstart(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no address of the deployed machine on its serial console:\n%s", tail(b, 6000))
 	}
-	var login []byte
-	deadline = time.Now().Add(2 * time.Minute)
-	for {
-		login, err = exec.Command("ip", "netns", "exec", ns, "ssh", "-i", sshKey, "-o", "BatchMode=yes",
+	ssh := func(command string) ([]byte, error) {
+		return exec.Command("ip", "netns", "exec", ns, "ssh", "-i", sshKey, "-o", "BatchMode=yes",
 			"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
-			"debian@"+string(m[1]), "findmnt -no OPTIONS /").CombinedOutput()
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(3 * time.Second)
+			"debian@"+string(m[1]), command).CombinedOutput()
 	}
-	if err != nil || !strings.HasPrefix(strings.TrimSpace(lastLine(login)), "rw") {
-		t.Fatalf("ssh debian@%s findmnt /: %v\n%s", m[1], err, login)
+	rootRW := func() {
+		t.Helper()
+		var login []byte
+		deadline := time.Now().Add(3 * time.Minute)
+		for {
+			login, err = ssh("findmnt -no OPTIONS /")
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(3 * time.Second)
+		}
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(lastLine(login)), "rw") {
+			t.Fatalf("ssh debian@%s findmnt /: %v\n%s", m[1], err, login)
+		}
+	}
+	rootRW()
+
+	// DEPLOYED came from the installed OS (cloud-init's phone_home with
+	// the deployment's token), after the rack had sent it to its disk.
+	evs := machineEvents(t, cl, id)
+	local := slices.IndexFunc(evs, func(e string) bool { return strings.HasPrefix(e, "Booting from disk:") })
+	up := slices.IndexFunc(evs, func(e string) bool { return strings.Contains(e, "the deployed OS reported that it is up") })
+	if local < 0 || up < 0 || up < local {
+		t.Fatalf("the timeline does not show the local boot and then the OS's report:\n%s", strings.Join(evs, "\n"))
+	}
+
+	// Rebooted from inside, twice: each time the firmware netboots first,
+	// the rack answers with a local boot, and it comes up from its disk.
+	// Nothing in between boots Anvil's environment.
+	for i := 1; i <= 2; i++ {
+		before := len(demo.LoginPrompt.FindAll(readFile(serial), -1))
+		_, _ = ssh("sudo systemctl reboot") // the connection drops
+		deadline := time.Now().Add(6 * time.Minute)
+		for len(demo.LoginPrompt.FindAll(readFile(serial), -1)) <= before {
+			if time.Now().After(deadline) {
+				t.Fatalf("reboot %d: no new login prompt within 6 minutes:\n%s", i, tail(readFile(serial), 6000))
+			}
+			time.Sleep(2 * time.Second)
+		}
+		rootRW()
+	}
+	evs = machineEvents(t, cl, id)
+	for _, e := range evs[up:] {
+		if strings.Contains(e, "purpose enlist") || strings.Contains(e, "purpose ephemeral") || strings.Contains(e, "purpose install") ||
+			strings.HasPrefix(e, "Wrong boot") || strings.HasPrefix(e, "Boot loop") {
+			t.Fatalf("after DEPLOYED the machine reached Anvil's environment (%q):\n%s", e, strings.Join(evs[up:], "\n"))
+		}
+	}
+	if n := countWith(evs[up:], "purpose local"); n < 2 {
+		t.Fatalf("%d local-boot answers after DEPLOYED, want one per reboot:\n%s", n, strings.Join(evs[up:], "\n"))
+	}
+	if b, err := cl.Do(context.Background(), "GET", "machines/"+id+"/", nil, nil); err != nil || !strings.Contains(string(b), `"status_name":"Deployed"`) {
+		t.Fatalf("after two reboots: %v %s", err, b)
 	}
 
 	// Ctrl-C: everything the demo started goes.
@@ -235,6 +282,35 @@ func (l *demoOut) pids() []int {
 		}
 	}
 	return out
+}
+
+// machineEvents is machine id's timeline, oldest first, as "Type: text".
+func machineEvents(t *testing.T, cl *client.Client, id string) []string {
+	t.Helper()
+	page, err := cl.QueryEvents(context.Background(), url.Values{"id": {id}, "limit": {"1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(page.Events))
+	for i := len(page.Events) - 1; i >= 0; i-- {
+		out = append(out, page.Events[i].Type+": "+page.Events[i].Description)
+	}
+	return out
+}
+
+func countWith(lines []string, text string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, text) {
+			n++
+		}
+	}
+	return n
+}
+
+func readFile(path string) []byte {
+	b, _ := os.ReadFile(path)
+	return b
 }
 
 func lastLine(b []byte) string {
