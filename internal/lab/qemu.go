@@ -90,7 +90,10 @@ type QEMUConfig struct {
 // again at reset.
 //
 // As on real firmware, a boot once is used up by the boot that follows
-// (BootDevice then reads "disk", persistent). PowerCycle of a running
+// and leaves the firmware's own order in place: BootDevice then reads the
+// device last set persistently ("disk" if none), so a machine set to boot
+// the network first, as MAAS sites set their servers, keeps doing so
+// after a BMC's one-time override (-boot once=n,order=n). PowerCycle of a running
 // machine is a QMP system_reset when the reset would boot what
 // BootDevice asks for, and a restart of the process otherwise (a boot
 // once from the network, or a device changed since start): a reset keeps
@@ -105,8 +108,11 @@ type QEMUMachine struct {
 	proc       *qemuProc
 	device     string
 	persistent bool
-	efi        bool
-	closed     bool
+	// base is the firmware's own boot order, set by a persistent choice:
+	// a boot once is used up and leaves it in place.
+	base   string
+	efi    bool
+	closed bool
 }
 
 // qemuProc is one run of QEMU.
@@ -262,6 +268,9 @@ func (m *QEMUMachine) SetBootDevice(device string, persistent, efi bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.device, m.persistent, m.efi = device, persistent, efi
+	if persistent {
+		m.base = device
+	}
 	return nil
 }
 
@@ -350,8 +359,12 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 		boot := "order=c"
 		if netFirst && persistent {
 			boot = "order=n"
+		} else if netFirst && m.lockedBase() == "network" {
+			boot = "once=n,order=n"
 		} else if netFirst {
 			boot = "once=n,order=c"
+		} else if !persistent && m.lockedBase() == "network" {
+			boot = "once=c,order=n"
 		}
 		a = append(a, "-boot", boot)
 	}
@@ -539,12 +552,29 @@ func (m *QEMUMachine) running() *qemuProc {
 	return m.proc
 }
 
+// lockedBase is baseDevice for a caller not holding m.mu.
+func (m *QEMUMachine) lockedBase() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.baseDevice()
+}
+
+// baseDevice is the firmware's own first boot device, which a boot once
+// leaves in place: the last one set persistently, else the disk. The
+// caller holds m.mu.
+func (m *QEMUMachine) baseDevice() string {
+	if m.base == "" {
+		return "disk"
+	}
+	return m.base
+}
+
 // booted uses up a boot once, as firmware does.
 func (m *QEMUMachine) booted() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.persistent {
-		m.device, m.persistent = "disk", true
+		m.device, m.persistent = m.baseDevice(), true
 	}
 }
 
@@ -629,14 +659,15 @@ func (m *QEMUMachine) start() error {
 	}
 
 	p.resetDevice = "disk"
-	if device == "network" && persistent {
+	base := m.lockedBase()
+	if device == "network" && (persistent || base == "network") {
 		p.resetDevice = "network"
 	}
 	if m.isEFI() {
 		switch {
 		case !m.hasDisk():
 			p.resetDevice = ""
-		case device == "network" && !persistent:
+		case device == "network" && !persistent && base != "network":
 			// This boot takes the network; from the next reset on, the disk
 			// comes first again.
 			_, err := m.QMP("qom-set", map[string]any{

@@ -227,8 +227,13 @@ func TestQEMUArgs(t *testing.T) {
 	}{
 		{"disk", true, "order=c"},
 		{"disk", false, "order=c"},
-		{"network", true, "order=n"},
 		{"network", false, "once=n,order=c"},
+		// Set persistently, the network stays first after a boot once
+		// of either device, as the firmware's own order.
+		{"network", true, "order=n"},
+		{"network", false, "once=n,order=n"},
+		{"disk", false, "once=c,order=n"},
+		{"disk", true, "order=c"},
 	} {
 		if err := m.SetBootDevice(c.device, c.persistent, false); err != nil {
 			t.Fatal(err)
