@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/yamlq"
 	"hash/crc32"
 	"os"
 	"strings"
@@ -42,11 +43,11 @@ type SeedFile struct {
 // owner's user data is written as given (and may still override it).
 func seedFiles(t agentapi.Task, bootMAC, osUp string) []SeedFile {
 	var md strings.Builder
-	fmt.Fprintf(&md, "instance-id: %s\nlocal-hostname: %s\n", yamlString(t.InstanceID), yamlString(t.Hostname))
+	fmt.Fprintf(&md, "instance-id: %s\nlocal-hostname: %s\n", yamlq.Quote(t.InstanceID), yamlq.Quote(t.Hostname))
 	if len(t.SSHKeys) > 0 {
 		md.WriteString("public-keys:\n")
 		for _, k := range t.SSHKeys {
-			fmt.Fprintf(&md, "  - %s\n", yamlString(strings.TrimSpace(k)))
+			fmt.Fprintf(&md, "  - %s\n", yamlq.Quote(strings.TrimSpace(k)))
 		}
 	}
 	ud := t.UserData
@@ -55,34 +56,14 @@ func seedFiles(t agentapi.Task, bootMAC, osUp string) []SeedFile {
 	}
 	files := []SeedFile{{"meta-data", []byte(md.String())}, {"user-data", ud}}
 	if osUp != "" {
-		vd := fmt.Sprintf("#cloud-config\nphone_home:\n  url: %s\n  post: [instance_id, hostname]\n  tries: 10\n", yamlString(osUp))
+		vd := fmt.Sprintf("#cloud-config\nphone_home:\n  url: %s\n  post: [instance_id, hostname]\n  tries: 10\n", yamlq.Quote(osUp))
 		files = append(files, SeedFile{"vendor-data", []byte(vd)})
 	}
 	if bootMAC != "" {
-		nc := fmt.Sprintf("version: 2\nethernets:\n  boot:\n    match:\n      macaddress: %s\n    set-name: boot0\n    dhcp4: true\n", yamlString(bootMAC))
+		nc := fmt.Sprintf("version: 2\nethernets:\n  boot:\n    match:\n      macaddress: %s\n    set-name: boot0\n    dhcp4: true\n", yamlq.Quote(bootMAC))
 		files = append(files, SeedFile{"network-config", []byte(nc)})
 	}
 	return files
-}
-
-// yamlString quotes s as a YAML double-quoted scalar (JSON's quoting is
-// valid YAML).
-func yamlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // WriteSeed adds the seed partition to the partition table at the start

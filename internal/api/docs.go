@@ -48,7 +48,7 @@ var docs = map[string]string{
 	"NodeHandler":                  "One node, whatever its type.",
 	"NodeHandler read":             doc("Read a node."),
 	"NodeHandler delete":           doc("Delete a node (administrators)."),
-	"NodeHandler details":          doc("Read what commissioning found on the node.", "A BSON document (application/bson), as MAAS's: lshw and lldp, the XML dumps as bytes (null unless uploaded: Anvil's environment reports its inventory on the machine object), and anvil_results, the raw files the inventory was read from, by name."),
+	"NodeHandler details":          doc("Read what commissioning found on the node.", detailsDoc),
 	"NodeHandler power_parameters": doc("Read the node's power parameters, secrets included (administrators)."),
 
 	"MachinesHandler":      "Machines: physical servers Anvil enlists, commissions, deploys and powers.",
@@ -107,7 +107,7 @@ var docs = map[string]string{
 	"MachineHandler delete":                           doc("Delete a machine (administrators)."),
 	"MachineHandler query_power_state":                doc("Ask the machine's BMC for its power state.", "The query goes through the machine's power queue; a power type that cannot be queried answers unknown."),
 	"MachineHandler power_parameters":                 doc("Read the machine's power parameters, secrets included (administrators)."),
-	"MachineHandler details":                          doc("Read what commissioning found on the machine.", "A BSON document (application/bson), as MAAS's: lshw and lldp, the XML dumps as bytes (null unless uploaded: Anvil's environment reports its inventory on the machine object), and anvil_results, the raw files the inventory was read from, by name."),
+	"MachineHandler details":                          doc("Read what commissioning found on the machine.", detailsDoc),
 	"MachineHandler get_token":                        doc("Read which metadata token the machine holds (administrators).", "Answers token_key and consumer_key of the token the machine's environment uses now, issued_for (the status it is valid in) and created; null when the machine has none. token_secret is always null: Anvil keeps only a hash of it, so a token is never read back."),
 	"MachineHandler restore_networking_configuration": doc("Restore the machine's networking configuration (administrators).", "Administrators; only in Ready or Failed testing, and not on a locked machine. Anvil has no editable network configuration yet (a machine's interfaces are those enlistment and commissioning found), so nothing changes; the machine is answered."),
 	"MachineHandler restore_storage_configuration":    doc("Restore the machine's storage configuration (administrators).", "Administrators; only in Ready or Failed testing, and not on a locked machine. Anvil has no storage layouts yet, so nothing changes; the machine is answered."),
@@ -232,6 +232,9 @@ var docs = map[string]string{
 	"BootResourceHandler update":        doc("Change what makes a deployment of the image DEPLOYED (administrators).", deployedAtParam),
 	"BootResourceHandler delete":        doc("Delete a boot resource and the image bytes nothing else uses (administrators)."),
 }
+
+// detailsDoc says what op=details answers, for nodes and machines alike.
+const detailsDoc = "A BSON document (application/bson), as MAAS's: lshw and lldp, the XML dumps as bytes (null unless uploaded: Anvil's environment reports its inventory on the machine object), and anvil_results, the raw files the inventory was read from, by name."
 
 // deployedAtParam is the image setting that decides when a deployment
 // ends.

@@ -2,6 +2,7 @@ package network
 
 import (
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/yamlq"
 	"strconv"
 	"strings"
 )
@@ -28,12 +29,12 @@ func (m *ymap) set(k string, v any) { *m = append(*m, ykv{k, v}) }
 func key(k string) string {
 	switch strings.ToLower(k) {
 	case "", "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return quote(k)
+		return yamlq.Quote(k)
 	}
 	for i, c := range []byte(k) {
 		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
 		if !letter && (i == 0 || !(c >= '0' && c <= '9' || c == '.' || c == '-')) {
-			return quote(k)
+			return yamlq.Quote(k)
 		}
 	}
 	return k
@@ -79,7 +80,7 @@ func writeValue(b *strings.Builder, v any, indent int) {
 		b.WriteString("\n")
 		writeYAML(b, v, indent+1)
 	case string:
-		b.WriteString(" " + quote(v) + "\n")
+		b.WriteString(" " + yamlq.Quote(v) + "\n")
 	case int:
 		b.WriteString(" " + strconv.Itoa(v) + "\n")
 	case bool:
@@ -87,29 +88,4 @@ func writeValue(b *strings.Builder, v any, indent int) {
 	default:
 		panic(fmt.Sprintf("network: no YAML for %T", v))
 	}
-}
-
-// quote writes s as a YAML double-quoted scalar.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20:
-			fmt.Fprintf(&b, "\\x%02x", r)
-		case r >= 0x7f && r <= 0xffff:
-			// Beyond ASCII YAML has line breaks (U+0085, U+2028) that
-			// a quoted scalar folds; escape everything there.
-			fmt.Fprintf(&b, "\\u%04x", r)
-		case r > 0xffff:
-			fmt.Fprintf(&b, "\\U%08x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
