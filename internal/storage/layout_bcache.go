@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -38,7 +39,7 @@ func (l *layout) bestCache() *Disk {
 	disks := slices.Clone(l.m.Disks)
 	slices.SortStableFunc(disks, func(a, b Disk) int {
 		if a.Size != b.Size {
-			return compare(a.Size, b.Size)
+			return cmp.Compare(a.Size, b.Size)
 		}
 		return a.ID - b.ID
 	})
@@ -48,16 +49,6 @@ func (l *layout) bestCache() *Disk {
 		}
 	}
 	return nil
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // bcache is MAAS's BcacheStorageLayout: /boot (1 GiB by default), the

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -78,7 +79,7 @@ func MatchStorage(cs []StorageConstraint, c Config) (map[string][]DeviceRef, boo
 			continue
 		}
 		disks := slices.Clone(c.Disks)
-		slices.SortStableFunc(disks, func(a, b Disk) int { return compare(a.Size, b.Size) })
+		slices.SortStableFunc(disks, func(a, b Disk) int { return cmp.Compare(a.Size, b.Size) })
 		i := slices.IndexFunc(disks, func(d Disk) bool {
 			return len(used[d.Name]) == 0 && !taken[d.Name] && d.Size >= k.Size && d.HasTags(k.Tags)
 		})

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -55,7 +56,7 @@ func checkTables(c Config, r *Refused) {
 			end -= EndOfTableSpace // GPT's backup header lives in the last MiB
 		}
 		parts := slices.Clone(t.Partitions)
-		slices.SortFunc(parts, func(a, b Partition) int { return compare(a.Offset, b.Offset) })
+		slices.SortFunc(parts, func(a, b Partition) int { return cmp.Compare(a.Offset, b.Offset) })
 		for i, p := range parts {
 			name := PartitionName(t.Disk, p.Number)
 			if p.Size < MiB {

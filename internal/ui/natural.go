@@ -1,5 +1,7 @@
 package ui
 
+import "strings"
+
 // naturalCompare orders names as people count: runs of digits compare by
 // their value, so lab-2 comes before lab-10 and node-9 before node-010.
 // Equal values with different zero padding fall back to byte order, so
@@ -37,13 +39,7 @@ func naturalCompare(a, b string) int {
 		return 1
 	}
 	// Same by value: the byte order decides (lab-02 before lab-2).
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return strings.Compare(a, b)
 }
 
 // compareDigits compares two runs of decimal digits by value, however
