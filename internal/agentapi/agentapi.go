@@ -10,7 +10,10 @@
 // issued for.
 package agentapi
 
-import "github.com/anvilmetal/anvil/internal/machine"
+import (
+	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/storage"
+)
 
 // Paths under the metadata URL the kernel command line gives
 // (anvil.url=http://region:5240/MAAS/metadata/).
@@ -168,6 +171,14 @@ type Task struct {
 	// when the phase signals its end (INSTALLED): the agent waits for it
 	// rather than rebooting by itself at once.
 	RebootByBMC bool `json:"reboot_by_bmc,omitempty"`
+	// NetworkConfig is the deployed OS's cloud-init network-config
+	// (version 2), rendered by the region from the machine's interfaces;
+	// empty means DHCP on the boot interface.
+	NetworkConfig string `json:"network_config,omitempty"`
+	// Storage is the layout to build before a root filesystem image is
+	// unpacked onto it; nil means one root partition on Disk. Raw images
+	// carry their own layout and ignore it.
+	Storage *storage.Config `json:"storage,omitempty"`
 }
 
 // Image is a boot resource file to write to disk.

@@ -14,11 +14,17 @@
 #   python3-cffi-backend  python3-cryptography needs it and debootstrap
 #                      does not resolve the virtual package it depends on
 #   openssh-server sudo  logging in as cloud-init's default user
+#   grub2-common grub-pc-bin grub-efi-amd64-bin efibootmgr  the boot
+#                      loader the installer puts on a laid-out disk, for
+#                      BIOS and UEFI, and the firmware's boot entry
+#   mdadm lvm2         RAID and LVM in the initramfs and the booted system
+#   ifenslave vlan bridge-utils  bonds, VLANs and bridges under ifupdown,
+#                      which cloud-init renders the network config for
 set -eu
 out=$1
 suite=${SUITE:-bookworm}
 mirror=${MIRROR:-http://deb.debian.org/debian}
-packages=linux-image-amd64,extlinux,systemd-sysv,udev,e2fsprogs,ifupdown,isc-dhcp-client,cloud-init,python3-cffi-backend,openssh-server,sudo
+packages=linux-image-amd64,extlinux,systemd-sysv,udev,e2fsprogs,ifupdown,isc-dhcp-client,cloud-init,python3-cffi-backend,openssh-server,sudo,grub2-common,grub-pc-bin,grub-efi-amd64-bin,efibootmgr,mdadm,lvm2,ifenslave,vlan,bridge-utils
 
 root=$(mktemp -d /var/tmp/anvil-debian-rootfs.XXXXXX)
 # mktemp makes it 0700, and the tarball's ./ becomes the installed /:
