@@ -263,7 +263,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 			return res, fmt.Errorf("sweep incomplete after 15 minutes: %d of %d answering BMCs queried", n, len(answering))
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return res, err
+			return res, fmt.Errorf("sweep: %d of %d answering BMCs queried: %w", n, len(answering), err)
 		}
 	}
 	res.CPUSweep = cpuAt() - cpuSweep0
@@ -319,7 +319,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 				return res, fmt.Errorf("drift sample: only %d of %d machines were powered on and read twice", ready, len(sample))
 			}
 			if err := sleep(ctx, 100*time.Millisecond); err != nil {
-				return res, err
+				return res, fmt.Errorf("drift sample: %d of %d machines powered on and read twice: %w", ready, len(sample), err)
 			}
 		}
 		mu.Lock()
@@ -353,7 +353,7 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 			break
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return res, err
+			return res, fmt.Errorf("drift: %d of %d machines powered back on: %w", n, len(sample), err)
 		}
 	}
 	mu.Lock()
