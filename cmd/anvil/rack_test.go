@@ -27,7 +27,7 @@ func TestRackProcess(t *testing.T) {
 	}
 	data := filepath.Join(dir, "region")
 	rport, hport := freePort(t), freePort(t)
-	region := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:"+rport, "--tftp-listen", "", "--boot-http-listen", "", "--log-level", "error")
+	region := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:"+rport, "--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "", "--log-level", "error")
 	if err := region.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestRackProcess(t *testing.T) {
 	resp.Body.Close()
 
 	rk := exec.Command(bin, "rack", "--region", base, "--key", key, "--data", filepath.Join(dir, "rack"),
-		"--tftp-listen", "", "--boot-http-listen", "127.0.0.1:"+hport)
+		"--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "127.0.0.1:"+hport)
 	rk.Stderr = io.Discard
 	if err := rk.Start(); err != nil {
 		t.Fatal(err)
