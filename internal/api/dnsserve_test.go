@@ -104,9 +104,12 @@ func TestDNSWithDig(t *testing.T) {
 		}
 		e.must(200, "POST", "dnsresources/", e.admin, url.Values{"fqdn": {"vip.maas"}, "ip_addresses": {"192.0.2.20 2001:db8::20"}, "address_ttl": {"45"}}, nil)
 
-		within(t, "vip.maas resolves", 3*time.Second, func() bool {
+		// Records come with the change; a machine's sighted address with
+		// the next rebuild of the machines' part, at most a poll later.
+		within(t, "vip.maas and node1.maas resolve", 5*time.Second, func() bool {
 			_, l := dig(t, ns, "vip.maas", "AAAA")
-			return contains(l, "vip.maas. 45 IN AAAA 2001:db8::20")
+			_, n := dig(t, ns, "node1.maas", "A")
+			return contains(l, "vip.maas. 45 IN AAAA 2001:db8::20") && len(n) == 1
 		})
 		for _, c := range []struct {
 			args []string
