@@ -53,7 +53,7 @@ func (s *Server) answer(st *state, r *dns.Msg, client netip.Addr) *dns.Msg {
 	m.Authoritative = true
 	m.RecursionAvailable = recurse
 	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(dns.DefaultMsgSize, false)
+		m.SetEdns0(maxUDP, false)
 	}
 	name := q.Name
 	for i := 0; ; i++ {

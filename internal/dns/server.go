@@ -145,13 +145,35 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 	m := s.answer(st, r, client)
 	if !tcp {
-		size := dns.MinMsgSize
-		if o := r.IsEdns0(); o != nil {
-			size = max(int(o.UDPSize()), dns.MinMsgSize)
-		}
-		m.Truncate(size)
+		udpLimits(r, m)
 	}
 	_ = w.WriteMsg(m)
+}
+
+// maxUDP is the largest UDP answer sent, whatever the client offers: the
+// size that avoids fragmentation (DNS flag day 2020), and a bound on what a
+// forged source address can draw onto someone else.
+const maxUDP = 1232
+
+// udpLimits keeps a UDP answer small: an ANY query gets one RRset (RFC
+// 8482: the rest is a TCP query away), and the answer is truncated to the
+// client's buffer, capped at maxUDP.
+func udpLimits(r, m *dns.Msg) {
+	if q, ok := single(r); ok && q.Qtype == dns.TypeANY && len(m.Answer) > 1 {
+		first := m.Answer[0].Header().Rrtype
+		keep := m.Answer[:0]
+		for _, rr := range m.Answer {
+			if rr.Header().Rrtype == first {
+				keep = append(keep, rr)
+			}
+		}
+		m.Answer = keep
+	}
+	size := dns.MinMsgSize
+	if o := r.IsEdns0(); o != nil {
+		size = min(max(int(o.UDPSize()), dns.MinMsgSize), maxUDP)
+	}
+	m.Truncate(size)
 }
 
 func clientOf(a net.Addr) (netip.Addr, bool) {
@@ -189,7 +211,7 @@ func (s *Server) transfer(w dns.ResponseWriter, r *dns.Msg, st *state, client ne
 		m.SetRcode(r, dns.RcodeRefused)
 		_ = w.WriteMsg(m)
 		if z != nil {
-			s.log.Info("zone transfer refused", "zone", z.Name, "client", client)
+			s.log.Debug("zone transfer refused", "zone", z.Name, "client", client)
 		}
 		return
 	}

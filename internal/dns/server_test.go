@@ -113,6 +113,23 @@ func TestAnswers(t *testing.T) {
 	if r := ask(t, addr, "big.maas.", dns.TypeTXT, "tcp"); r.Truncated || len(r.Answer) != 60 {
 		t.Fatalf("60 TXT records over TCP: %d, truncated %v", len(r.Answer), r.Truncated)
 	}
+	// A forged ANY with a large buffer draws one RRset, and never more
+	// than maxUDP bytes.
+	any := new(dns.Msg)
+	any.SetQuestion("big.maas.", dns.TypeANY)
+	any.SetEdns0(65000, false)
+	r, err := dns.Exchange(any, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Compress = true // as it came: compressed
+	if wire, _ := r.Pack(); len(wire) > maxUDP || !r.Truncated {
+		t.Fatalf("ANY with a 65000-byte buffer: %d bytes (truncated %v); want at most %d", len(wire), r.Truncated, maxUDP)
+	}
+	any.SetQuestion("maas.", dns.TypeANY)
+	if r, err := dns.Exchange(any, addr); err != nil || len(r.Answer) != 1 {
+		t.Fatalf("ANY over UDP at the apex (SOA, NS, ...): %d records, %v; want one RRset", len(r.Answer), err)
+	}
 	if r := ask(t, addr, "node1.maas.", dns.TypeMX, "udp"); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 || len(r.Ns) != 1 {
 		t.Fatalf("NODATA: %v", r)
 	}
