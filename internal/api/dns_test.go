@@ -76,7 +76,18 @@ func TestDomainsAPI(t *testing.T) {
 		if !d.IsDefault || ds[0].IsDefault {
 			t.Fatalf("set_default: %+v, maas %+v", d, ds[0])
 		}
+		joins := e.addMachine("joins", "52:54:00:00:0d:01", nil)
+		var got struct {
+			FQDN string `json:"fqdn"`
+		}
+		if e.must(200, "GET", "machines/"+joins.SystemID+"/", e.admin, nil, &got); got.FQDN != "joins.example.com" {
+			t.Errorf("a new machine with example.com the default: fqdn %s", got.FQDN)
+		}
 		e.must(200, "POST", "domains/0/?op=set_default", e.admin, nil, nil)
+		if code, body := e.call("DELETE", "domains/"+id+"/", e.admin, nil); code != 400 || !strings.Contains(string(body), "still holds DNS resources or machines") {
+			t.Errorf("delete a domain that holds a machine: %d %s", code, body)
+		}
+		e.must(204, "DELETE", "machines/"+joins.SystemID+"/", e.admin, nil, nil)
 		e.must(204, "DELETE", "domains/"+id+"/", e.admin, nil, nil)
 	})
 }
