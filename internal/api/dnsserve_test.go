@@ -88,6 +88,9 @@ func contains(lines []string, want string) bool {
 func TestDNSWithDig(t *testing.T) {
 	needDig(t)
 	eachDB(t, func(t *testing.T, e *env) {
+		if e.srv.Rack == nil || e.srv.Rack.DNS == nil {
+			t.Fatal("the rack in the server serves no DNS")
+		}
 		ns := e.srv.Rack.DNS.String()
 		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, nil)
 		m := e.addMachine("node1", "52:54:00:00:d0:01", nil)

@@ -101,18 +101,25 @@ func within(ps []netip.Prefix, a netip.Addr) bool {
 // ListenAndServe answers on addr over UDP and TCP (or on the given
 // connections) until ctx ends. It returns once both are listening.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) (net.Addr, error) {
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("dns udp %s: %w", addr, err)
+	_, port, _ := net.SplitHostPort(addr)
+	for try := 0; ; try++ {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			return nil, fmt.Errorf("dns udp %s: %w", addr, err)
+		}
+		// TCP on the port UDP got, so that ":0" gives one port for both;
+		// that port may be taken for TCP, so ":0" tries again.
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err != nil {
+			pc.Close()
+			if port == "0" && try < 20 {
+				continue
+			}
+			return nil, fmt.Errorf("dns tcp %s: %w", addr, err)
+		}
+		s.Serve(ctx, pc, ln)
+		return pc.LocalAddr(), nil
 	}
-	// TCP on the port UDP got, so that ":0" gives one port for both.
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		pc.Close()
-		return nil, fmt.Errorf("dns tcp %s: %w", addr, err)
-	}
-	s.Serve(ctx, pc, ln)
-	return pc.LocalAddr(), nil
 }
 
 // Serve answers on pc and ln until ctx ends.
