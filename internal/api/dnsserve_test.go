@@ -191,11 +191,12 @@ func TestDNSWithDig(t *testing.T) {
 
 		// A rack of its own, following this region: it answers with the
 		// region gone.
-		r, err := rack.Start(context.Background(), rack.Config{DataDir: t.TempDir(), RegionURL: e.base, APIKey: e.admin, DNSAddr: "127.0.0.1:0"})
+		rackDir := t.TempDir()
+		r, err := rack.Start(context.Background(), rack.Config{DataDir: rackDir, RegionURL: e.base, APIKey: e.admin, DNSAddr: "127.0.0.1:0"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.Close()
+		defer func() { r.Close() }()
 		within(t, "the rack serves vip.maas", 3*time.Second, func() bool {
 			_, l := dig(t, r.DNS.String(), "vip.maas", "A")
 			return contains(l, "vip.maas. 45 IN A 192.0.2.20")
@@ -207,6 +208,16 @@ func TestDNSWithDig(t *testing.T) {
 		}
 		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !contains(l, "vip.maas. 45 IN A 192.0.2.20") {
 			t.Errorf("with the region gone the rack answers %q", l)
+		}
+		// Restarted with the region still gone, it answers from its cache.
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if r, err = rack.Start(context.Background(), rack.Config{DataDir: rackDir, RegionURL: e.base, APIKey: e.admin, DNSAddr: "127.0.0.1:0"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !contains(l, "vip.maas. 45 IN A 192.0.2.20") {
+			t.Errorf("a rack restarted without its region answers %q", l)
 		}
 	}, withDNS)
 }
