@@ -3,6 +3,7 @@ package dnszone
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/miekg/dns"
 )
@@ -20,8 +21,10 @@ type Zone struct {
 	Name  string // canonical, lower-case, with the trailing dot
 	SOA   *dns.SOA
 	names map[string][]dns.RR
-	// owners is every name in order, for transfers.
-	owners []string
+	// owners is every name in order, for transfers: sorted on the first
+	// one, since most zones built are never transferred.
+	owners     []string
+	ownersOnce sync.Once
 }
 
 // Find returns the zone that holds qname (the closest enclosing one), or
@@ -62,6 +65,7 @@ func (z *Zone) Lookup(name string) ([]dns.RR, bool) {
 
 // Transfer is the zone in transfer order: SOA, every record, SOA.
 func (z *Zone) Transfer() []dns.RR {
+	z.ownersOnce.Do(func() { z.owners = sortedOwners(z.names) })
 	out := []dns.RR{z.SOA}
 	for _, o := range z.owners {
 		for _, rr := range z.names[o] {
