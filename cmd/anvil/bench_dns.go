@@ -34,6 +34,7 @@ func benchDNSCmd() *cobra.Command {
 	c.Flags().IntVar(&cfg.Machines, "machines", 10000, "machines in the zone")
 	c.Flags().DurationVar(&cfg.Duration, "duration", 10*time.Second, "how long dnsperf queries each server")
 	c.Flags().IntVar(&cfg.Clients, "clients", 4, "dnsperf's clients (sockets)")
+	c.Flags().IntVar(&cfg.Rounds, "rounds", 3, "times each server is measured, taking turns")
 
 	var machines int
 	var listen string

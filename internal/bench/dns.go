@@ -28,12 +28,14 @@ type DNSConfig struct {
 	Machines int
 	Duration time.Duration
 	Clients  int // dnsperf -c
+	Rounds   int // each server is measured this many times, in turns
 	Out      io.Writer
 }
 
 // DNSRun is one server's figures.
 type DNSRun struct {
 	Server         string
+	Round          int
 	QPS            float64
 	AvgLatencyMS   float64
 	Lost, Sent     int
@@ -50,6 +52,8 @@ type DNSResult struct {
 	// EmptyRSSMiB is Anvil's server process with no machines: the
 	// records' share of its memory is the difference.
 	EmptyRSSMiB float64
+	// IdleRSSMiB is each server's with the zones loaded, before queries.
+	IdleRSSMiB []float64
 }
 
 // DNSZoneInput is the zone of n machines the bench serves: each with a
@@ -158,7 +162,8 @@ func freeUDPPort() (int, error) {
 
 // RunDNS serves the same zone of cfg.Machines machines from Anvil's DNS
 // server and from BIND 9's named, on loopback ports, checks that both give
-// the same answers, and measures each with dnsperf, one after the other.
+// the same answers, and measures each with dnsperf, taking turns for
+// cfg.Rounds rounds so that a neighbour's load falls on both alike.
 func RunDNS(ctx context.Context, cfg DNSConfig) (DNSResult, error) {
 	res := DNSResult{Machines: cfg.Machines}
 	for _, tool := range []string{"dnsperf", "named"} {
@@ -181,73 +186,74 @@ func RunDNS(ctx context.Context, cfg DNSConfig) (DNSResult, error) {
 	if res.EmptyRSSMiB, err = emptyRSS(ctx, cfg.Binary); err != nil {
 		return res, err
 	}
-
-	servers := []struct {
-		name  string
-		start func(port int) (*exec.Cmd, int, error)
-	}{
-		{"Anvil (rack DNS)", func(port int) (*exec.Cmd, int, error) {
-			cmd := exec.CommandContext(ctx, cfg.Binary, "bench", "dns", "serve-zone", "--machines", strconv.Itoa(cfg.Machines), "--listen", fmt.Sprintf("127.0.0.1:%d", port))
-			return cmd, 0, nil
-		}},
-		{"BIND 9 (named)", func(port int) (*exec.Cmd, int, error) {
-			conf, n, err := zoneFiles(dir, zs, port)
-			if err != nil {
-				return nil, 0, err
-			}
-			return exec.CommandContext(ctx, "named", "-g", "-c", conf, "-n", strconv.Itoa(runtime.NumCPU())), n, nil
-		}},
+	type server struct {
+		name    string
+		addr    string
+		port    int
+		cmd     *exec.Cmd
+		records int
 	}
-	var want []string
-	for _, sv := range servers {
+	var servers []*server
+	defer func() {
+		for _, sv := range servers {
+			_ = sv.cmd.Process.Kill()
+			_ = sv.cmd.Wait()
+		}
+	}()
+	for _, name := range []string{"Anvil (rack DNS)", "BIND 9 (named)"} {
 		port, err := freeUDPPort()
 		if err != nil {
 			return res, err
 		}
-		cmd, records, err := sv.start(port)
-		if err != nil {
-			return res, err
-		}
-		cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-		if err := cmd.Start(); err != nil {
-			return res, fmt.Errorf("start %s: %w", sv.name, err)
-		}
-		run, err := func() (DNSRun, error) {
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			addr := fmt.Sprintf("127.0.0.1:%d", port)
-			if err := waitDNS(ctx, addr, 30*time.Second); err != nil {
-				return DNSRun{}, fmt.Errorf("%s: %w", sv.name, err)
-			}
-			got, err := sampleAnswers(addr, cfg.Machines)
+		sv := &server{name: name, port: port, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+		if len(servers) == 0 {
+			sv.cmd = exec.CommandContext(ctx, cfg.Binary, "bench", "dns", "serve-zone", "--machines", strconv.Itoa(cfg.Machines), "--listen", sv.addr)
+		} else {
+			conf, n, err := zoneFiles(dir, zs, port)
 			if err != nil {
-				return DNSRun{}, fmt.Errorf("%s: %w", sv.name, err)
+				return res, err
 			}
-			run := DNSRun{Server: sv.name, Records: records}
-			if want == nil {
-				want = got
-			} else if strings.Join(want, "\n") != strings.Join(got, "\n") {
-				return run, fmt.Errorf("%s answers differently:\n%s\nfrom Anvil:\n%s", sv.name, strings.Join(got, "\n"), strings.Join(want, "\n"))
-			}
-			run.CheckedAnswers = true
-			run.RSSMiB = rssMiB(cmd.Process.Pid)
-			fmt.Fprintf(cfg.Out, "== %s on %s: %.1f MiB resident; dnsperf for %s\n", sv.name, addr, run.RSSMiB, cfg.Duration)
-			out, err := exec.CommandContext(ctx, "dnsperf", "-s", "127.0.0.1", "-p", strconv.Itoa(port), "-d", qfile,
+			sv.records = n
+			sv.cmd = exec.CommandContext(ctx, "named", "-g", "-c", conf, "-n", strconv.Itoa(runtime.NumCPU()))
+		}
+		sv.cmd.Stdout, sv.cmd.Stderr = io.Discard, io.Discard
+		if err := sv.cmd.Start(); err != nil {
+			return res, fmt.Errorf("start %s: %w", name, err)
+		}
+		servers = append(servers, sv)
+		if err := waitDNS(ctx, sv.addr, 30*time.Second); err != nil {
+			return res, fmt.Errorf("%s: %w", name, err)
+		}
+		res.IdleRSSMiB = append(res.IdleRSSMiB, rssMiB(sv.cmd.Process.Pid))
+	}
+	want, err := sampleAnswers(servers[0].addr, cfg.Machines)
+	if err != nil {
+		return res, err
+	}
+	got, err := sampleAnswers(servers[1].addr, cfg.Machines)
+	if err != nil {
+		return res, err
+	}
+	if strings.Join(want, "\n") != strings.Join(got, "\n") {
+		return res, fmt.Errorf("BIND answers differently:\n%s\nfrom Anvil:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	servers[0].records = servers[1].records
+	for round := 1; round <= max(cfg.Rounds, 1); round++ {
+		for _, sv := range servers {
+			run := DNSRun{Server: sv.name, Round: round, Records: sv.records, CheckedAnswers: true}
+			fmt.Fprintf(cfg.Out, "== round %d: %s on %s, dnsperf for %s\n", round, sv.name, sv.addr, cfg.Duration)
+			out, err := exec.CommandContext(ctx, "dnsperf", "-s", "127.0.0.1", "-p", strconv.Itoa(sv.port), "-d", qfile,
 				"-l", strconv.Itoa(int(cfg.Duration.Seconds())), "-c", strconv.Itoa(cfg.Clients), "-q", "500").CombinedOutput()
 			if err != nil {
-				return run, fmt.Errorf("dnsperf against %s: %v\n%s", sv.name, err, out)
+				return res, fmt.Errorf("dnsperf against %s: %v\n%s", sv.name, err, out)
 			}
 			if err := parseDnsperf(string(out), &run); err != nil {
-				return run, fmt.Errorf("%s: %w\n%s", sv.name, err, out)
+				return res, fmt.Errorf("%s: %w\n%s", sv.name, err, out)
 			}
-			return run, nil
-		}()
-		if err != nil {
-			return res, err
+			// Resident memory after the load, with the zones in use.
+			run.RSSMiB = rssMiB(sv.cmd.Process.Pid)
+			res.Runs = append(res.Runs, run)
 		}
-		res.Runs = append(res.Runs, run)
-	}
-	if len(res.Runs) > 0 && res.Runs[0].Records == 0 {
-		res.Runs[0].Records = res.Runs[len(res.Runs)-1].Records
 	}
 	return res, nil
 }
@@ -359,13 +365,13 @@ func rssMiB(pid int) float64 {
 func DNSMarkdown(r DNSResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "DNS: %d machines (two interfaces each: A, PTR), %d queries cycled (half A of machines, a quarter PTR, a quarter NXDOMAIN or a second interface), dnsperf on loopback\n\n", r.Machines, r.Queries)
-	b.WriteString("| server | records | queries/s | avg latency | lost | resident memory |\n|---|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| round | server | records | queries/s | avg latency | lost | resident memory after |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, run := range r.Runs {
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.2f ms | %d of %d | %.1f MiB |\n", run.Server, run.Records, run.QPS, run.AvgLatencyMS, run.Lost, run.Sent, run.RSSMiB)
+		fmt.Fprintf(&b, "| %d | %s | %d | %.0f | %.2f ms | %d of %d | %.1f MiB |\n", run.Round, run.Server, run.Records, run.QPS, run.AvgLatencyMS, run.Lost, run.Sent, run.RSSMiB)
 	}
-	if len(r.Runs) > 0 {
-		fmt.Fprintf(&b, "\nAnvil's server process with no machines holds %.1f MiB: the %d machines' records take %.1f MiB of the rack.\n",
-			r.EmptyRSSMiB, r.Machines, r.Runs[0].RSSMiB-r.EmptyRSSMiB)
+	if len(r.IdleRSSMiB) == 2 {
+		fmt.Fprintf(&b, "\nResident memory with the zones loaded, before any query: Anvil %.1f MiB, BIND %.1f MiB. Anvil's server with no machines holds %.1f MiB: the %d machines' records take %.1f MiB of the rack.\n",
+			r.IdleRSSMiB[0], r.IdleRSSMiB[1], r.EmptyRSSMiB, r.Machines, r.IdleRSSMiB[0]-r.EmptyRSSMiB)
 	}
 	return b.String()
 }
