@@ -10,6 +10,7 @@ require (
 	github.com/insomniacslk/dhcp v0.0.0-20260901064844-234b97448fae
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/juju/gomaasapi/v2 v2.3.0
+	github.com/miekg/dns v1.1.73
 	github.com/pin/tftp/v3 v3.2.0
 	github.com/pressly/goose/v3 v3.30.0
 	github.com/prometheus/client_golang v1.25.0

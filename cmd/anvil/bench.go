@@ -58,6 +58,7 @@ func benchCmd() *cobra.Command {
 	c.AddCommand(benchDeployCmd())
 	c.AddCommand(benchBootstormCmd())
 	c.AddCommand(benchFleetCmd())
+	c.AddCommand(benchDNSCmd())
 	return c
 }
 

@@ -30,7 +30,7 @@ func rackCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg.Log.Info("rack ready", "tftp", r.TFTP, "http", r.HTTP, "boot_url", r.Source.HTTPBase, "region", cfg.RegionURL, "cached_machines", r.Cache.Len())
+			cfg.Log.Info("rack ready", "tftp", r.TFTP, "http", r.HTTP, "dns", r.DNS, "boot_url", r.Source.HTTPBase, "region", cfg.RegionURL, "cached_machines", r.Cache.Len())
 			<-ctx.Done()
 			return r.Close()
 		},
@@ -41,6 +41,7 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "API key the rack uses (or $ANVIL_RACK_KEY)")
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
+	f.StringVar(&cfg.DNSAddr, "dns-listen", ":53", "DNS address, UDP and TCP (empty: off)")
 	f.StringVar(&cfg.HTTPAddr, "boot-http-listen", ":5248", "HTTP boot address (empty: off)")
 	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: --boot-http-listen's address, or for one on every address this host's address on --dhcp-interface)")
 	f.StringVar(&cfg.MetadataURL, "metadata-url", "", "the region's metadata API as machines reach it (default: from --region)")

@@ -11,11 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // TestRackProcess runs `anvil serve` and a separate `anvil rack` process
 // with its own key: the rack answers a known machine's per-MAC config from
-// its cache, also after the region process is killed.
+// its cache, also after the region process is killed, and so does its DNS.
 func TestRackProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -27,7 +29,7 @@ func TestRackProcess(t *testing.T) {
 	}
 	data := filepath.Join(dir, "region")
 	rport, hport := freePort(t), freePort(t)
-	region := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:"+rport, "--tftp-listen", "", "--boot-http-listen", "", "--log-level", "error")
+	region := exec.Command(bin, "serve", "--data", data, "--listen", "127.0.0.1:"+rport, "--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "", "--log-level", "error")
 	if err := region.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -45,9 +47,18 @@ func TestRackProcess(t *testing.T) {
 		t.Fatalf("create machine: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	f = url.Values{"fqdn": {"vip.maas"}, "ip_addresses": {"192.0.2.20"}}
+	req, _ = http.NewRequest("POST", base+"api/2.0/dnsresources/", strings.NewReader(f.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", authHeader(key))
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("create DNS resource: %v %v", resp, err)
+	}
+	resp.Body.Close()
 
+	dport := freePort(t)
 	rk := exec.Command(bin, "rack", "--region", base, "--key", key, "--data", filepath.Join(dir, "rack"),
-		"--tftp-listen", "", "--boot-http-listen", "127.0.0.1:"+hport)
+		"--tftp-listen", "", "--dns-listen", "127.0.0.1:"+dport, "--boot-http-listen", "127.0.0.1:"+hport)
 	rk.Stderr = io.Discard
 	if err := rk.Start(); err != nil {
 		t.Fatal(err)
@@ -79,6 +90,11 @@ func TestRackProcess(t *testing.T) {
 	_ = region.Wait()
 	if code, body := get(); code != 200 || !strings.Contains(body, "pxe-known") {
 		t.Fatalf("with the region killed the rack answers %d %s", code, body)
+	}
+	q := new(dns.Msg)
+	q.SetQuestion("vip.maas.", dns.TypeA)
+	if r, err := dns.Exchange(q, "127.0.0.1:"+dport); err != nil || len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.20" {
+		t.Fatalf("with the region killed the rack's DNS answers %v %v", r, err)
 	}
 	if code, _ := get2("http://127.0.0.1:" + hport + "/ipxe.cfg-52:54:00:00:00:01"); code != 404 {
 		t.Fatalf("unknown MAC answered %d, want 404", code)

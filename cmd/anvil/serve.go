@@ -41,6 +41,7 @@ func serveCmd() *cobra.Command {
 		workers int
 		tftp    string
 		bhttp   string
+		dnsL    string
 		bootURL string
 		enlistC bool
 		bmcUser string
@@ -74,7 +75,7 @@ func serveCmd() *cobra.Command {
 				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC, EnlistBMCUser: bmcUser, AdvertiseURL: advert,
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers},
-				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL,
+				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL, DNSAddr: dnsL,
 				HTTP: limits, TLS: tlsCfg, Retention: keep,
 			})
 			if err != nil {
@@ -106,6 +107,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&level, "log-level", "info", "debug, info, warn or error")
 	c.Flags().DurationVar(&poll, "power-poll-interval", 5*time.Minute, "how often the power monitor queries each machine's BMC (spread evenly over the interval)")
 	c.Flags().StringVar(&tftp, "tftp-listen", ":69", "TFTP address of the rack in this process (empty: no TFTP)")
+	c.Flags().StringVar(&dnsL, "dns-listen", ":53", "DNS address (UDP and TCP) of the rack in this process (empty: no DNS)")
 	c.Flags().StringVar(&bhttp, "boot-http-listen", ":5248", "HTTP boot address of the rack in this process (empty: no HTTP boot)")
 	c.Flags().StringVar(&bootURL, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: --boot-http-listen's address, or for one on every address this host's address on --dhcp-interface); the metadata API is reached at its host on --listen's port")
 	c.Flags().StringVar(&dhcpIf, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")

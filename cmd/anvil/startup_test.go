@@ -39,7 +39,7 @@ func startServe(t *testing.T, bin, data string, extra ...string) *exec.Cmd {
 	t.Helper()
 	port := freePort(t)
 	args := append([]string{"serve", "--data", data, "--listen", "127.0.0.1:" + port,
-		"--tftp-listen", "", "--boot-http-listen", "", "--log-level", "error"}, extra...)
+		"--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "", "--log-level", "error"}, extra...)
 	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stderr = &out
@@ -92,12 +92,12 @@ func TestDataDirHeldByOneProcess(t *testing.T) {
 	pid := "pid " + strconv.Itoa(first.Process.Pid)
 
 	msg := refused(t, bin, "serve", "--data", data, "--listen", "127.0.0.1:"+freePort(t),
-		"--tftp-listen", "", "--boot-http-listen", "127.0.0.1:"+freePort(t))
+		"--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "127.0.0.1:"+freePort(t))
 	if !strings.Contains(msg, "in use by "+pid+" (anvil serve)") || !strings.Contains(msg, data) {
 		t.Errorf("second serve refused with %q, want the directory and %q named", msg, pid)
 	}
 	msg = refused(t, bin, "rack", "--data", data, "--region", "http://127.0.0.1:1/MAAS/", "--key", "a:b:c",
-		"--tftp-listen", "", "--boot-http-listen", "127.0.0.1:"+freePort(t))
+		"--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", "127.0.0.1:"+freePort(t))
 	if !strings.Contains(msg, "in use by "+pid) {
 		t.Errorf("rack refused with %q, want %q named", msg, pid)
 	}
@@ -130,23 +130,23 @@ func TestBootURLFromTheDHCPInterface(t *testing.T) {
 	in := func(args ...string) []string { return append([]string{"netns", "exec", ns.Name, bin}, args...) }
 	data := func() string { return filepath.Join(t.TempDir(), "data") }
 
-	msg := refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+	msg := refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "", "--dns-listen", "",
 		"--boot-http-listen", "127.0.0.1:5248", "--dhcp-interface", "br0")...)
 	if !strings.Contains(msg, "boot URL http://127.0.0.1:5248") || !strings.Contains(msg, "set --boot-http-listen") {
 		t.Errorf("loopback boot listener refused with %q", msg)
 	}
-	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", "127.0.0.1:5240", "--tftp-listen", "",
+	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", "127.0.0.1:5240", "--tftp-listen", "", "--dns-listen", "",
 		"--boot-http-listen", ":5248", "--dhcp-interface", "br0")...)
 	if !strings.Contains(msg, "metadata URL http://127.0.0.1:5240/MAAS/metadata/") || !strings.Contains(msg, "set --listen") {
 		t.Errorf("loopback API listener refused with %q", msg)
 	}
-	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+	msg = refused(t, "ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "", "--dns-listen", "",
 		"--boot-http-listen", ":5248", "--boot-http-url", "http://[::]:5248", "--dhcp-interface", "br0")...)
 	if !strings.Contains(msg, "set --boot-http-url") {
 		t.Errorf("unspecified --boot-http-url refused with %q", msg)
 	}
 
-	srv := exec.Command("ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "",
+	srv := exec.Command("ip", in("serve", "--data", data(), "--listen", ":5240", "--tftp-listen", "", "--dns-listen", "",
 		"--boot-http-listen", ":5248", "--dhcp-interface", "br0", "--log-level", "error")...)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

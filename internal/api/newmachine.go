@@ -21,6 +21,14 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	if m.Architecture, err = machine.NormaliseArchitecture(firstOr(r.form.Get("architecture"), "amd64/generic")); err != nil {
 		return m, false, badField("architecture", "%v", err)
 	}
+	// A machine joins the default domain, as in MAAS (set_default).
+	if ds, err := s.store.ListDomains(r.Context()); err == nil {
+		for _, d := range ds {
+			if d.Default {
+				m.Domain = d.Name
+			}
+		}
+	}
 	if d := r.form.Get("domain"); d != "" {
 		if err := machine.ValidateHostname(d); err != nil {
 			return m, false, badField("domain", "%q is not a valid domain name", d)

@@ -172,6 +172,9 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	first := true
 	var sentSubnets string
 	rk, touched := rackOf(r), time.Time{}
+	// DNS is compared on every step: the machines' part is derived again
+	// when one changes in a way DNS shows, else once a second.
+	feed := newDNSFeed()
 	// A quarter of a second between scans: a rack learns a change within
 	// that, long before a machine could reboot to use it.
 	s.follow(r, w, fl, 250*time.Millisecond, func() (bool, error) {
@@ -201,6 +204,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 				return false, err
 			}
 			for i := range ms {
+				feed.note(&ms[i])
 				e := rack.EntryOf(&ms[i])
 				sent[e.SystemID] = e.Version
 				unversioned := e
@@ -218,7 +222,17 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 				send(rack.Change{Delete: id})
 				delete(sent, id)
 				delete(sentEntry, id)
+				feed.forget(id)
 			}
+		}
+		d, err := s.dnsData(r.Context(), feed)
+		if err != nil {
+			return false, err
+		}
+		if ok, err := s.changed(r.Context(), feed, &d); err != nil {
+			return false, err
+		} else if ok {
+			send(rack.Change{DNS: &d})
 		}
 		subnets, err := s.rackSubnets(r)
 		if err != nil {

@@ -89,6 +89,12 @@ func (s *Server) routes() {
 	s.handle(resource{name: "TagsHandler", path: "tags/", routes: s.tagsRoutes()})
 	s.handle(resource{name: "TagHandler", path: "tags/{name}/", routes: s.tagRoutes()})
 	s.handle(resource{name: "EventsHandler", path: "events/", routes: s.eventsRoutes()})
+	s.handle(resource{name: "DomainsHandler", path: "domains/", routes: s.domainsRoutes()})
+	s.handle(resource{name: "DomainHandler", path: "domains/{id}/", routes: s.domainRoutes()})
+	s.handle(resource{name: "DNSResourcesHandler", path: "dnsresources/", routes: s.dnsResourcesRoutes()})
+	s.handle(resource{name: "DNSResourceHandler", path: "dnsresources/{id}/", routes: s.dnsResourceRoutes()})
+	s.handle(resource{name: "DNSResourceRecordsHandler", path: "dnsresourcerecords/", routes: s.dnsRecordsRoutes()})
+	s.handle(resource{name: "DNSResourceRecordHandler", path: "dnsresourcerecords/{id}/", routes: s.dnsRecordRoutes()})
 	// Anvil's own: the racks' boot stream and what they saw of boots
 	// (MAAS's racks speak RPC instead), and the discovered NICs.
 	s.handle(resource{name: "AnvilRackHandler", path: "rack/", routes: s.rackRoutes()})

@@ -46,7 +46,7 @@ func killRounds(t *testing.T, bin, db string) {
 	t.Cleanup(func() { f.Close() })
 	data := t.TempDir()
 	addr := freeAddr(t)
-	args := []string{"serve", "--data", data, "--listen", addr, "--tftp-listen", "", "--boot-http-listen", freeAddr(t),
+	args := []string{"serve", "--data", data, "--listen", addr, "--tftp-listen", "", "--dns-listen", "", "--boot-http-listen", freeAddr(t),
 		"--log-level", "warn", "--power-poll-interval", "1h"}
 	if db != "" {
 		args = append(args, "--db", db)

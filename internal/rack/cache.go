@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/anvilmetal/anvil/internal/dns"
 )
 
 // Cache is the rack's view of the machines, indexed for boot lookups.
@@ -23,6 +25,20 @@ type Cache struct {
 	subnets []Subnet
 	// onSubnets is told of a new DHCP configuration.
 	onSubnets func([]Subnet)
+	dns       *dns.Data
+	onDNS     func(dns.Data)
+}
+
+// OnDNS registers fn to be called (outside the lock) with each new DNS
+// data, and at once with the current one if there is one.
+func (c *Cache) OnDNS(fn func(dns.Data)) {
+	c.mu.Lock()
+	c.onDNS = fn
+	cur := c.dns
+	c.mu.Unlock()
+	if cur != nil {
+		fn(*cur)
+	}
 }
 
 // Subnets returns the DHCP configuration last received.
@@ -90,6 +106,17 @@ func (c *Cache) Apply(ch Change) {
 		}
 		return
 	}
+	if ch.DNS != nil {
+		c.mu.Lock()
+		d := *ch.DNS
+		c.dns, c.dirty = &d, true
+		fn := c.onDNS
+		c.mu.Unlock()
+		if fn != nil {
+			fn(d)
+		}
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -153,8 +180,9 @@ func (c *Cache) removeLocked(id string) {
 
 // snapshot is the cache's file format.
 type snapshot struct {
-	Entries []Entry  `json:"entries"`
-	Subnets []Subnet `json:"subnets"`
+	Entries []Entry   `json:"entries"`
+	Subnets []Subnet  `json:"subnets"`
+	DNS     *dns.Data `json:"dns,omitempty"`
 }
 
 // Save writes the cache to disk if it changed, atomically, so that a rack
@@ -165,7 +193,7 @@ func (c *Cache) Save() error {
 		c.mu.Unlock()
 		return nil
 	}
-	snap := snapshot{Entries: make([]Entry, 0, len(c.byID)), Subnets: c.subnets}
+	snap := snapshot{Entries: make([]Entry, 0, len(c.byID)), Subnets: c.subnets, DNS: c.dns}
 	for _, e := range c.byID {
 		snap.Entries = append(snap.Entries, *e)
 	}
@@ -217,6 +245,6 @@ func (c *Cache) Load() error {
 		all[snap.Entries[i].SystemID] = &snap.Entries[i]
 	}
 	c.replaceLocked(all)
-	c.subnets = snap.Subnets
+	c.subnets, c.dns = snap.Subnets, snap.DNS
 	return nil
 }

@@ -7,7 +7,10 @@
 // environment in MAAS was a per-MAC answer that waited on the region.
 package rack
 
-import "github.com/anvilmetal/anvil/internal/machine"
+import (
+	"github.com/anvilmetal/anvil/internal/dns"
+	"github.com/anvilmetal/anvil/internal/machine"
+)
 
 // Entry is what the rack knows of one machine.
 type Entry struct {
@@ -61,4 +64,6 @@ type Change struct {
 	Synced bool   `json:"synced,omitempty"` // the snapshot is complete
 	// Subnets, when set, replaces the DHCP configuration.
 	Subnets *[]Subnet `json:"subnets,omitempty"`
+	// DNS, when set, replaces what the rack's DNS server answers from.
+	DNS *dns.Data `json:"dns,omitempty"`
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/client"
 	"github.com/anvilmetal/anvil/internal/datalock"
 	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/ndp"
@@ -85,6 +86,9 @@ type Config struct {
 	// Holder, when set, says who holds a MAC in place of the rack's DHCP
 	// leases or neighbour table (a site that knows better; tests).
 	Holder Holder
+	// DNSAddr is where the DNS server answers, over UDP and TCP ("" turns
+	// it off).
+	DNSAddr string
 	// NoRAReply turns off the answer to IPv6 router solicitations that
 	// a rack serving full DHCP gives by default (see package ndp).
 	NoRAReply bool
@@ -92,16 +96,18 @@ type Config struct {
 
 // Rack is a running rack.
 type Rack struct {
-	Cache    *Cache
-	Reporter *Reporter
-	Source   *BootSource
-	TFTP     net.Addr // bound addresses, when enabled
-	HTTP     net.Addr
-	DHCP     *dhcp.Server // nil unless DHCP is served
-	leases   dhcp.LeaseStore
-	lock     *datalock.Lock
-	stop     []func()
-	loops    sync.WaitGroup
+	Cache     *Cache
+	Reporter  *Reporter
+	Source    *BootSource
+	TFTP      net.Addr // bound addresses, when enabled
+	HTTP      net.Addr
+	DNS       net.Addr // the DNS server's address, when enabled
+	DNSServer *dns.Server
+	DHCP      *dhcp.Server // nil unless DHCP is served
+	leases    dhcp.LeaseStore
+	lock      *datalock.Lock
+	stop      []func()
+	loops     sync.WaitGroup
 }
 
 // Start loads the cache from disk (so boots are answered at once, region
@@ -220,6 +226,9 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
+	if cfg.DNSAddr != "" {
+		r.startDNS(ctx, cfg)
+	}
 	if ln != nil {
 		r.HTTP = ln.Addr()
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
@@ -228,6 +237,21 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
 	return r, nil
+}
+
+// startDNS serves the zones the region last sent (from the cache on
+// disk until it speaks), replaced whole on every change.
+func (r *Rack) startDNS(ctx context.Context, cfg Config) {
+	srv := dns.New(cfg.Log)
+	addr, err := srv.ListenAndServe(ctx, cfg.DNSAddr)
+	if err != nil {
+		// Boots matter more than names: a port taken (a local resolver
+		// on 53) or not allowed is reported, and the rack runs on.
+		cfg.Log.Error("not serving DNS", "err", err)
+		return
+	}
+	r.DNS, r.DNSServer = addr, srv
+	r.Cache.OnDNS(srv.Set)
 }
 
 // resolveBootURL derives the boot URL for cfg and the bound listener

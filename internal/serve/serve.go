@@ -83,6 +83,8 @@ type Config struct {
 	// TFTPAddr and BootHTTPAddr, when set, run a rack in this process:
 	// TFTP and HTTP boot answered from a cache this region feeds.
 	TFTPAddr, BootHTTPAddr string
+	// DNSAddr, when set, serves DNS from that rack (and runs it).
+	DNSAddr string
 	// BootHTTPURL is the boot HTTP server as machines reach it.
 	BootHTTPURL string
 	// DriftGrace, when set, replaces how long after a power action a
@@ -234,7 +236,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() { defer s.loops.Done(); svc.RunPowerMonitor(bg, cfg.Monitor) }()
 	go func() { defer s.loops.Done(); svc.RunMonitor(bg, cfg.MonitorInterval) }()
 	go func() { defer s.loops.Done(); svc.Power.Run(bg) }()
-	if cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "" {
+	if cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "" || cfg.DNSAddr != "" {
 		var unreachable *rack.UnreachableError
 		if err := s.startRack(ctx, cfg); errors.As(err, &unreachable) {
 			// Machines would be told URLs they cannot reach.
@@ -267,7 +269,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
 		MetadataURL: meta, MetadataPort: metaPort,
-		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply,
+		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply, DNSAddr: cfg.DNSAddr,
 	})
 	if err != nil {
 		return err

@@ -134,6 +134,35 @@ type Rack struct {
 	Seen     time.Time
 }
 
+// Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
+// is the default (the "maas" domain, id 0, until another is made so).
+type Domain struct {
+	ID            int64
+	Name          string
+	Authoritative bool
+	TTL           *int
+	Default       bool
+}
+
+// DNSResource is a name in a domain ("@" for the domain itself) with
+// addresses of its own; its records are DNSData.
+type DNSResource struct {
+	ID         int64
+	Name       string
+	DomainID   int64
+	AddressTTL *int
+	IPs        []string
+}
+
+// DNSData is one record of a DNS resource: MAAS's rrtype and rrdata.
+type DNSData struct {
+	ID         int64
+	ResourceID int64
+	Type       string
+	Data       string
+	TTL        *int
+}
+
 // Discovery is a sighting of a MAC that asked for an address or a boot:
 // the address it had and when. Of a MAC no machine has, it is a
 // discovery; of a machine's, the machine's last known address.
@@ -466,6 +495,28 @@ type Store interface {
 	ListRacks(ctx context.Context) ([]Rack, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
+
+	// DNS. A domain's or resource's name is unique (a *ConflictError); a
+	// domain that is the default or still holds resources cannot be
+	// deleted (ErrInUse); deleting a resource deletes its records.
+	// SetDefaultDomain makes one domain the default in one transaction.
+	// DNSSerial returns the zones' serial for content named by hash: the
+	// stored one if the hash is the one stored, else the next one, stored
+	// with the hash, so every region on one database numbers alike.
+	ListDomains(ctx context.Context) ([]Domain, error)
+	CreateDomain(ctx context.Context, d Domain) (Domain, error)
+	UpdateDomain(ctx context.Context, d Domain) (Domain, error)
+	DeleteDomain(ctx context.Context, id int64) error
+	SetDefaultDomain(ctx context.Context, id int64) error
+	ListDNSResources(ctx context.Context) ([]DNSResource, error)
+	CreateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
+	UpdateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
+	DeleteDNSResource(ctx context.Context, id int64) error
+	ListDNSData(ctx context.Context) ([]DNSData, error)
+	CreateDNSData(ctx context.Context, d DNSData) (DNSData, error)
+	UpdateDNSData(ctx context.Context, d DNSData) (DNSData, error)
+	DeleteDNSData(ctx context.Context, id int64) error
+	DNSSerial(ctx context.Context, hash string) (uint32, error)
 
 	// Tags. TagMachines adds and removes machines in one transaction; an
 	// unknown system ID fails the whole call with ErrNotFound.

@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Zones", testZones},
 		{"Pools", testPools},
 		{"Tags", testTags},
+		{"DNS", testDNS},
 		{"TagMachines", testTagMachines},
 		{"AppendAndQueryEvents", testAppendAndQueryEvents},
 		{"EventFilters", testEventFilters},

@@ -1,0 +1,198 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/dns"
+	"github.com/anvilmetal/anvil/internal/dnszone"
+	"github.com/anvilmetal/anvil/internal/machine"
+)
+
+// dnsFeed follows what the racks' DNS is made of, for one boot stream:
+// the machines as the stream lists them, and the rest read when asked.
+type dnsFeed struct {
+	hosts map[string]feedHost
+	sent  string // the hash of the content last sent
+	// built are the hosts last derived, at builtAt; a machine's change
+	// that DNS shows (dirty) derives them again at once, else at most
+	// once a second, since that reads every machine's sighting.
+	built   []dnszone.Host
+	builtAt time.Time
+	dirty   bool
+}
+
+type feedHost struct {
+	name, domain string
+	status       machine.Status
+	ifaces       []machine.Interface
+}
+
+func newDNSFeed() *dnsFeed { return &dnsFeed{hosts: map[string]feedHost{}} }
+
+func (f *dnsFeed) note(m *machine.Machine) {
+	h := feedHost{name: m.Hostname, domain: m.Domain, status: m.Status, ifaces: m.Interfaces}
+	old, ok := f.hosts[m.SystemID]
+	if !ok || old.name != h.name || old.domain != h.domain || publishes(old.status) != publishes(h.status) || !slices.Equal(old.ifaces, h.ifaces) {
+		f.dirty = true
+	}
+	f.hosts[m.SystemID] = h
+}
+
+func (f *dnsFeed) forget(id string) {
+	delete(f.hosts, id)
+	f.dirty = true
+}
+
+// publishes says whether a machine in status st holds the address it was
+// last seen with: while it runs Anvil's environment or its deployed OS.
+// A release takes the name's address away at once, as MAAS's does.
+func publishes(st machine.Status) bool {
+	switch st {
+	case machine.Deployed, machine.Deploying, machine.Commissioning, machine.Testing, machine.RescueMode,
+		machine.EnteringRescueMode, machine.ExitingRescueMode, machine.DiskErasing:
+		return true
+	}
+	return false
+}
+
+// dnsData builds what the racks serve. The machines' addresses are, for
+// now, the ones the racks last saw their interfaces with (sightings);
+// IPAM's assigned addresses replace them in hostsOf.
+func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
+	var d dns.Data
+	st, err := s.loadDNS(ctx)
+	if err != nil {
+		return d, err
+	}
+	in := dnszone.Input{DefaultTTL: s.svc.SettingInt(ctx, "default_dns_ttl")}
+	byID := map[int64]string{}
+	for _, dom := range st.domains {
+		byID[dom.ID] = dom.Name
+		in.Domains = append(in.Domains, dnszone.Domain{Name: dom.Name, Authoritative: dom.Authoritative, TTL: derefTTL(dom.TTL)})
+	}
+	for _, r := range st.resources {
+		res := dnszone.Resource{Name: r.Name, Domain: byID[r.DomainID], TTL: derefTTL(r.AddressTTL)}
+		for _, ip := range r.IPs {
+			if a, err := netip.ParseAddr(ip); err == nil {
+				res.IPs = append(res.IPs, a)
+			}
+		}
+		for _, x := range st.data {
+			if x.ResourceID == r.ID {
+				res.Records = append(res.Records, dnszone.Record{Type: x.Type, Data: x.Data, TTL: derefTTL(x.TTL)})
+			}
+		}
+		in.Resources = append(in.Resources, res)
+	}
+	if f.dirty || time.Since(f.builtAt) >= time.Second {
+		if f.built, err = s.hostsOf(ctx, f); err != nil {
+			return d, err
+		}
+		f.builtAt, f.dirty = time.Now(), false
+	}
+	in.Hosts = f.built
+	sns, err := s.store.ListSubnets(ctx)
+	if err != nil {
+		return d, err
+	}
+	for _, sn := range sns {
+		if p, err := netip.ParsePrefix(sn.CIDR); err == nil {
+			// rdns_mode arrives with the network model; until then
+			// every subnet's reverse zone is enabled.
+			in.Subnets = append(in.Subnets, dnszone.Subnet{CIDR: p, RDNS: dnszone.RDNSEnabled})
+		}
+	}
+	racks, err := s.store.ListRacks(ctx)
+	if err != nil {
+		return d, err
+	}
+	def := st.defaultDomain().Name
+	for _, rk := range racks {
+		a, err := netip.ParseAddr(rk.Address)
+		label, _, _ := strings.Cut(rk.Hostname, ".")
+		if err != nil || dnszone.ValidResourceName(label, "") != nil {
+			continue
+		}
+		in.NS = append(in.NS, dnszone.NameServer{Name: label + "." + def + ".", IP: a})
+	}
+	d.Zones = in
+	d.Upstream = strings.Fields(s.svc.SettingString(ctx, "upstream_dns"))
+	d.Trusted = strings.Fields(strings.ReplaceAll(s.svc.SettingString(ctx, "dns_trusted_acl"), ",", " "))
+	return d, nil
+}
+
+// hostsOf is the seam where machines' addresses enter DNS.
+func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error) {
+	sightings, err := s.store.MachineSightings(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	ipOf := make(map[string]netip.Addr, len(sightings))
+	for _, sg := range sightings {
+		if a, err := netip.ParseAddr(sg.IP); err == nil {
+			ipOf[sg.MAC] = a
+		}
+	}
+	ids := make([]string, 0, len(f.hosts))
+	for id := range f.hosts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var out []dnszone.Host
+	for _, id := range ids {
+		h := f.hosts[id]
+		if !publishes(h.status) {
+			continue
+		}
+		dh := dnszone.Host{Name: h.name, Domain: cmpOr(h.domain, dnszone.DefaultDomain)}
+		for _, ifc := range h.ifaces {
+			if a, ok := ipOf[ifc.MAC]; ok {
+				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: ifc.Name, Boot: ifc.Boot, IP: a})
+			}
+		}
+		if len(dh.Addrs) > 0 {
+			out = append(out, dh)
+		}
+	}
+	return out, nil
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func derefTTL(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// changed says whether d differs from what was last sent, and numbers it:
+// the serial is the store's, shared by every region and stream, and grows
+// only when the content does.
+func (s *Server) changed(ctx context.Context, f *dnsFeed, d *dns.Data) (bool, error) {
+	b, _ := json.Marshal(d)
+	sum := sha256.Sum256(b)
+	hash := hex.EncodeToString(sum[:])
+	if hash == f.sent {
+		return false, nil
+	}
+	serial, err := s.store.DNSSerial(ctx, hash)
+	if err != nil {
+		return false, err
+	}
+	d.Zones.Serial = serial
+	f.sent = hash
+	return true, nil
+}

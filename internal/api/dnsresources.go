@@ -1,0 +1,368 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/anvilmetal/anvil/internal/dnszone"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+type ipJSON struct {
+	IP            string `json:"ip"`
+	AllocType     int    `json:"alloc_type"`
+	AllocTypeName string `json:"alloc_type_name"`
+}
+
+type dnsResourceJSON struct {
+	ID              int64           `json:"id"`
+	FQDN            string          `json:"fqdn"`
+	AddressTTL      *int            `json:"address_ttl"`
+	IPAddresses     []ipJSON        `json:"ip_addresses"`
+	ResourceRecords []dnsRecordJSON `json:"resource_records"`
+	ResourceURI     string          `json:"resource_uri"`
+}
+
+type dnsRecordJSON struct {
+	ID          int64  `json:"id"`
+	FQDN        string `json:"fqdn"`
+	TTL         *int   `json:"ttl"`
+	RRType      string `json:"rrtype"`
+	RRData      string `json:"rrdata"`
+	ResourceURI string `json:"resource_uri"`
+}
+
+func (st dnsState) renderResource(r store.DNSResource) dnsResourceJSON {
+	out := dnsResourceJSON{ID: r.ID, FQDN: st.fqdn(r), AddressTTL: r.AddressTTL, IPAddresses: []ipJSON{}, ResourceRecords: []dnsRecordJSON{},
+		ResourceURI: Prefix + "dnsresources/" + itoa(r.ID) + "/"}
+	for _, ip := range r.IPs {
+		out.IPAddresses = append(out.IPAddresses, ipJSON{IP: ip, AllocType: 4, AllocTypeName: "User reserved"})
+	}
+	for _, d := range st.data {
+		if d.ResourceID == r.ID {
+			out.ResourceRecords = append(out.ResourceRecords, st.renderRecord(d))
+		}
+	}
+	return out
+}
+
+func (st dnsState) renderRecord(d store.DNSData) dnsRecordJSON {
+	r, _ := st.resource(d.ResourceID)
+	return dnsRecordJSON{ID: d.ID, FQDN: st.fqdn(r), TTL: d.TTL, RRType: d.Type, RRData: d.Data,
+		ResourceURI: Prefix + "dnsresourcerecords/" + itoa(d.ID) + "/"}
+}
+
+// matches applies the read filters MAAS's DNS lists take: domain, name,
+// fqdn and rrtype.
+func (st dnsState) matches(r *request, res store.DNSResource, rrtype string) bool {
+	if v := r.form.Get("domain"); v != "" {
+		if d, ok := st.domainByRef(v); !ok || d.ID != res.DomainID {
+			return false
+		}
+	}
+	if v := r.form.Get("name"); v != "" && !strings.EqualFold(v, res.Name) {
+		return false
+	}
+	if v := r.form.Get("fqdn"); v != "" && !strings.EqualFold(strings.TrimSuffix(v, "."), st.fqdn(res)) {
+		return false
+	}
+	if v := r.form.Get("rrtype"); v != "" && rrtype != "" && !strings.EqualFold(v, rrtype) {
+		return false
+	}
+	return true
+}
+
+func (s *Server) dnsResourcesRoutes() []route {
+	return []route{
+		get("", authenticated, func(w http.ResponseWriter, r *request) error {
+			st, err := s.loadDNS(r.Context())
+			if err != nil {
+				return err
+			}
+			out := []dnsResourceJSON{}
+			for _, res := range st.resources {
+				if st.matches(r, res, "") {
+					out = append(out, st.renderResource(res))
+				}
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		}),
+		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
+			st, err := s.loadDNS(r.Context())
+			if err != nil {
+				return err
+			}
+			name, d, err := st.nameAndDomain(r, st.defaultDomain())
+			if err != nil {
+				return err
+			}
+			res := store.DNSResource{Name: name, DomainID: d.ID}
+			if err := s.applyResourceForm(r, st, &res, d); err != nil {
+				return err
+			}
+			if _, taken := st.resourceNamed(d.ID, name); taken {
+				return badField("__all__", dnszone.MsgLabelInUse)
+			}
+			if res, err = s.store.CreateDNSResource(r.Context(), res); err != nil {
+				return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
+			}
+			s.svc.Hub.Notify()
+			writeJSON(w, http.StatusOK, st.renderResource(res))
+			return nil
+		}),
+	}
+}
+
+// applyResourceForm validates a resource's address_ttl and ip_addresses,
+// and its name against what the name already holds.
+func (s *Server) applyResourceForm(r *request, st dnsState, res *store.DNSResource, d store.Domain) error {
+	if ttl, ok, err := ttlParam(r, "address_ttl"); err != nil {
+		return err
+	} else if ok {
+		res.AddressTTL = ttl
+	}
+	if _, ok := r.form["ip_addresses"]; ok {
+		ips, err := parseIPs(r)
+		if err != nil {
+			return err
+		}
+		res.IPs = ips
+	}
+	rrtype := ""
+	if len(res.IPs) > 0 {
+		rrtype = "A"
+	}
+	if err := dnszone.ValidResourceName(res.Name, rrtype); err != nil {
+		return badField("name", "%v", err)
+	}
+	if len(res.IPs) == 0 {
+		return nil
+	}
+	var types []string
+	for _, x := range st.data {
+		if x.ResourceID == res.ID && res.ID != 0 {
+			types = append(types, x.Type)
+		}
+	}
+	if err := dnszone.CheckAdd(dnszone.Existing{Types: types}, "A"); err != nil {
+		return badField("ip_addresses", "%v", err)
+	}
+	if id, err := s.machineNamed(r.Context(), res.Name, d.Name); err != nil {
+		return err
+	} else if id != "" {
+		return badField("name", "%s.%s is the name of machine %s: its addresses come from its interfaces.", res.Name, d.Name, id)
+	}
+	return nil
+}
+
+func (s *Server) dnsResourceRoutes() []route {
+	load := func(r *request) (dnsState, store.DNSResource, error) {
+		return loadOne(s, r, "DNSResource", dnsState.resource)
+	}
+	return []route{
+		readOne(load, dnsState.renderResource),
+		put(adminOnly, func(w http.ResponseWriter, r *request) error {
+			st, res, err := load(r)
+			if err != nil {
+				return err
+			}
+			d, _ := st.domain(res.DomainID)
+			if r.form.Get("fqdn") != "" || r.form.Get("name") != "" || r.form.Get("domain") != "" {
+				if r.form.Get("name") == "" && r.form.Get("fqdn") == "" {
+					r.form.Set("name", res.Name)
+				}
+				if res.Name, d, err = st.nameAndDomain(r, d); err != nil {
+					return err
+				}
+				res.DomainID = d.ID
+			}
+			if err := s.applyResourceForm(r, st, &res, d); err != nil {
+				return err
+			}
+			if other, taken := st.resourceNamed(d.ID, res.Name); taken && other.ID != res.ID {
+				return badField("__all__", dnszone.MsgLabelInUse)
+			}
+			if res, err = s.store.UpdateDNSResource(r.Context(), res); err != nil {
+				return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
+			}
+			s.svc.Hub.Notify()
+			writeJSON(w, http.StatusOK, st.renderResource(res))
+			return nil
+		}),
+		del(adminOnly, func(w http.ResponseWriter, r *request) error {
+			_, res, err := load(r)
+			if err != nil {
+				return err
+			}
+			if err := s.store.DeleteDNSResource(r.Context(), res.ID); err != nil {
+				return err
+			}
+			s.svc.Hub.Notify()
+			writeNoContent(w)
+			return nil
+		}),
+	}
+}
+
+func (s *Server) dnsRecordsRoutes() []route {
+	return []route{
+		get("", authenticated, func(w http.ResponseWriter, r *request) error {
+			st, err := s.loadDNS(r.Context())
+			if err != nil {
+				return err
+			}
+			out := []dnsRecordJSON{}
+			for _, d := range st.data {
+				res, _ := st.resource(d.ResourceID)
+				if st.matches(r, res, d.Type) {
+					out = append(out, st.renderRecord(d))
+				}
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		}),
+		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
+			st, err := s.loadDNS(r.Context())
+			if err != nil {
+				return err
+			}
+			name, dom, err := st.nameAndDomain(r, st.defaultDomain())
+			if err != nil {
+				return err
+			}
+			rec := store.DNSData{}
+			res, exists := st.resourceNamed(dom.ID, name)
+			if !exists {
+				res = store.DNSResource{Name: name, DomainID: dom.ID}
+			}
+			if err := s.applyRecordForm(r, st, &rec, res, dom, true); err != nil {
+				return err
+			}
+			if !exists {
+				if res, err = s.store.CreateDNSResource(r.Context(), res); err != nil {
+					return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
+				}
+			}
+			rec.ResourceID = res.ID
+			if rec, err = s.store.CreateDNSData(r.Context(), rec); err != nil {
+				if !exists {
+					// nothing half-written: the resource was made for this record
+					_ = s.store.DeleteDNSResource(r.Context(), res.ID)
+				}
+				return err
+			}
+			st.resources = append(st.resources, res)
+			st.data = append(st.data, rec)
+			s.svc.Hub.Notify()
+			writeJSON(w, http.StatusOK, st.renderRecord(rec))
+			return nil
+		}),
+	}
+}
+
+// applyRecordForm validates rrtype, rrdata and ttl, and the record beside
+// what its name holds (a CNAME stands alone; a machine's name holds its
+// addresses).
+func (s *Server) applyRecordForm(r *request, st dnsState, rec *store.DNSData, res store.DNSResource, dom store.Domain, create bool) error {
+	if v, ok := r.form["rrtype"]; ok || create {
+		if strings.TrimSpace(first(v)) == "" {
+			return badField("rrtype", "This field is required.")
+		}
+		rec.Type = strings.ToUpper(strings.TrimSpace(first(v)))
+	}
+	if v, ok := r.form["rrdata"]; ok || create {
+		if strings.TrimSpace(first(v)) == "" {
+			return badField("rrdata", "This field is required.")
+		}
+		rec.Data = strings.TrimSpace(first(v))
+	}
+	if !slices.Contains(dnszone.Types, rec.Type) {
+		return badField("rrtype", "%s is not one of %s.", rec.Type, strings.Join(dnszone.Types, " "))
+	}
+	if _, err := dnszone.ValidRecord(rec.Type, rec.Data); err != nil {
+		return badField("rrdata", "%v", err)
+	}
+	if ttl, ok, err := ttlParam(r, "ttl"); err != nil {
+		return err
+	} else if ok {
+		rec.TTL = ttl
+	}
+	if err := dnszone.ValidResourceName(res.Name, rec.Type); err != nil {
+		return badField("name", "%v", err)
+	}
+	ex := dnszone.Existing{Addresses: len(res.IPs) > 0}
+	for _, x := range st.data {
+		if x.ResourceID == res.ID && res.ID != 0 && x.ID != rec.ID {
+			ex.Types = append(ex.Types, x.Type)
+		}
+	}
+	if rec.Type == "CNAME" && !ex.Addresses {
+		id, err := s.machineNamed(r.Context(), res.Name, dom.Name)
+		if err != nil {
+			return err
+		}
+		ex.Addresses = id != ""
+	}
+	if err := dnszone.CheckAdd(ex, rec.Type); err != nil {
+		return badField("__all__", "%v", err)
+	}
+	return nil
+}
+
+func (s *Server) dnsRecordRoutes() []route {
+	load := func(r *request) (dnsState, store.DNSData, error) {
+		return loadOne(s, r, "DNSData", dnsState.record)
+	}
+	return []route{
+		readOne(load, dnsState.renderRecord),
+		put(adminOnly, func(w http.ResponseWriter, r *request) error {
+			st, d, err := load(r)
+			if err != nil {
+				return err
+			}
+			res, _ := st.resource(d.ResourceID)
+			dom, _ := st.domain(res.DomainID)
+			if err := s.applyRecordForm(r, st, &d, res, dom, false); err != nil {
+				return err
+			}
+			if d, err = s.store.UpdateDNSData(r.Context(), d); err != nil {
+				return err
+			}
+			for i := range st.data {
+				if st.data[i].ID == d.ID {
+					st.data[i] = d
+				}
+			}
+			s.svc.Hub.Notify()
+			writeJSON(w, http.StatusOK, st.renderRecord(d))
+			return nil
+		}),
+		del(adminOnly, func(w http.ResponseWriter, r *request) error {
+			st, d, err := load(r)
+			if err != nil {
+				return err
+			}
+			if err := s.store.DeleteDNSData(r.Context(), d.ID); err != nil {
+				return err
+			}
+			// As MAAS: a name left with no records and no addresses goes.
+			res, _ := st.resource(d.ResourceID)
+			left := len(res.IPs)
+			for _, x := range st.data {
+				if x.ResourceID == res.ID && x.ID != d.ID {
+					left++
+				}
+			}
+			if left == 0 {
+				if err := s.store.DeleteDNSResource(r.Context(), res.ID); err != nil {
+					return err
+				}
+			}
+			s.svc.Hub.Notify()
+			writeNoContent(w)
+			return nil
+		}),
+	}
+}
