@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/scripts"
 )
 
 // Errors callers test for with errors.Is.
@@ -93,6 +94,25 @@ type Tag struct {
 	Comment    string
 	Definition string
 	KernelOpts string
+}
+
+// Script is a stored script: its metadata and its revisions, newest
+// first (Versions[0] is the current text).
+type Script struct {
+	ID       int64
+	Default  bool
+	Meta     scripts.Script
+	Versions []ScriptVersion
+	Created  time.Time
+	Updated  time.Time
+}
+
+// ScriptVersion is one revision of a script's text.
+type ScriptVersion struct {
+	ID      int64
+	Data    []byte
+	Comment string
+	Created time.Time
 }
 
 // Subnet is a network Anvil may serve DHCP on.
@@ -475,6 +495,20 @@ type Store interface {
 	UpdateTag(ctx context.Context, name string, t Tag) (Tag, error)
 	DeleteTag(ctx context.Context, name string) error
 	TagMachines(ctx context.Context, tag string, add, remove []string) error
+
+	// Scripts (commissioning and testing) and their revisions. Names are
+	// unique (*ConflictError). GetScript finds one by name, or by ID when
+	// ref is a number. UpdateScript writes the metadata and, when text is
+	// not nil, adds it as the newest revision. RevertScript makes the
+	// revision keep the newest, deleting those after it. EnsureScript
+	// stores a shipped script, or updates it when its text changed.
+	ListScripts(ctx context.Context) ([]Script, error)
+	GetScript(ctx context.Context, ref string) (Script, error)
+	CreateScript(ctx context.Context, s Script, text []byte, comment string) (Script, error)
+	UpdateScript(ctx context.Context, id int64, meta scripts.Script, text []byte, comment string) (Script, error)
+	RevertScript(ctx context.Context, id, keep int64) (Script, error)
+	DeleteScript(ctx context.Context, id int64) error
+	EnsureScript(ctx context.Context, meta scripts.Script, text []byte) error
 
 	// Events. AppendEvents assigns IDs (increasing) and stores them.
 	AppendEvents(ctx context.Context, events ...machine.Event) error

@@ -70,6 +70,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AgentFields", testAgentFields},
 		{"MachineTokens", testMachineTokens},
 		{"Results", testResults},
+		{"Scripts", testScripts},
 		{"BootResources", testBootResources},
 		{"BootResourcesConcurrent", testBootResourcesConcurrent},
 	}
