@@ -88,6 +88,9 @@ func (s *Server) routes() {
 	s.handle(resource{name: "ResourcePoolHandler", path: "resourcepool/{id}/", aliases: []string{"pools/{id}/"}, routes: s.poolRoutes()})
 	s.handle(resource{name: "TagsHandler", path: "tags/", routes: s.tagsRoutes()})
 	s.handle(resource{name: "TagHandler", path: "tags/{name}/", routes: s.tagRoutes()})
+	// MAAS serves one script at scripts/<name>, without a slash.
+	s.handle(resource{name: "NodeScriptsHandler", path: "scripts/", routes: s.scriptsRoutes()})
+	s.handle(resource{name: "NodeScriptHandler", path: "scripts/{name}", aliases: []string{"scripts/{name}/"}, notFound: "Script", routes: s.scriptRoutes()})
 	s.handle(resource{name: "EventsHandler", path: "events/", routes: s.eventsRoutes()})
 	// Anvil's own: the racks' boot stream and what they saw of boots
 	// (MAAS's racks speak RPC instead), and the discovered NICs.
