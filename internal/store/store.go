@@ -107,6 +107,35 @@ type Script struct {
 	Updated  time.Time
 }
 
+// ScriptSet is one run of scripts of one type on a machine.
+type ScriptSet struct {
+	ID         int64
+	SystemID   string
+	ResultType scripts.Type
+	Created    time.Time
+	Results    []ScriptResult // by ID
+}
+
+// ScriptResult is what one script did on one instance (a disk, a NIC, or
+// the machine).
+type ScriptResult struct {
+	ID              int64
+	SetID           int64
+	ScriptID        int64 // 0 once the script is gone
+	ScriptVersionID int64
+	Name            string
+	HardwareType    scripts.HardwareType
+	Instance        string
+	Parameters      map[string]any
+	Status          scripts.Status
+	ExitStatus      *int
+	Output          []byte // stdout and stderr as they came
+	Stdout, Stderr  []byte
+	Result          []byte // the script's result YAML
+	Started, Ended  time.Time
+	Suppressed      bool
+}
+
 // ScriptVersion is one revision of a script's text.
 type ScriptVersion struct {
 	ID      int64
@@ -509,6 +538,16 @@ type Store interface {
 	RevertScript(ctx context.Context, id, keep int64) (Script, error)
 	DeleteScript(ctx context.Context, id int64) error
 	EnsureScript(ctx context.Context, meta scripts.Script, text []byte) error
+
+	// Script sets: the scripts a machine is to run (or ran) in one phase,
+	// with a result each. CreateScriptSet stores a set with its results
+	// (ErrNotFound for an unknown machine); ListScriptSets returns a
+	// machine's sets, newest first; UpdateScriptResult applies fn to one
+	// result of the machine's in one transaction (ErrNotFound when the
+	// result is not the machine's).
+	CreateScriptSet(ctx context.Context, set ScriptSet) (ScriptSet, error)
+	ListScriptSets(ctx context.Context, systemID string) ([]ScriptSet, error)
+	UpdateScriptResult(ctx context.Context, systemID string, id int64, fn func(*ScriptResult) error) (ScriptResult, error)
 
 	// Events. AppendEvents assigns IDs (increasing) and stores them.
 	AppendEvents(ctx context.Context, events ...machine.Event) error

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"strconv"
 	"testing"
+	"time"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/scripts"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -51,5 +53,61 @@ func testScripts(t *testing.T, s store.Store) {
 	}
 	if _, err := s.GetScript(ctx, "disk-check"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("deleted script: %v", err)
+	}
+}
+
+func testScriptSets(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m := newMachine("tested")
+	create(t, s, m)
+	if _, err := s.CreateScriptSet(ctx, store.ScriptSet{SystemID: "nosuch", ResultType: scripts.Testing}); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("set of an unknown machine: %v", err)
+	}
+	set, err := s.CreateScriptSet(ctx, store.ScriptSet{SystemID: m.SystemID, ResultType: scripts.Testing, Results: []store.ScriptResult{
+		{Name: "disk", HardwareType: scripts.Storage, Instance: "sda", Parameters: map[string]any{"disk": map[string]any{"type": "storage"}}},
+		{Name: "disk", HardwareType: scripts.Storage, Instance: "sdb"},
+	}})
+	if err != nil || set.ID == 0 || set.Results[1].ID == 0 {
+		t.Fatalf("CreateScriptSet = %+v, %v", set, err)
+	}
+	other := newMachine("other")
+	create(t, s, other)
+	if _, err := s.UpdateScriptResult(ctx, other.SystemID, set.Results[0].ID, func(*store.ScriptResult) error { return nil }); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("another machine's result: %v", err)
+	}
+	exit := 1
+	s0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	got, err := s.UpdateScriptResult(ctx, m.SystemID, set.Results[0].ID, func(r *store.ScriptResult) error {
+		r.Status, r.ExitStatus, r.Output, r.Started, r.Ended = scripts.Failed, &exit, []byte("bad disk\n"), s0, s0.Add(3*time.Second)
+		return nil
+	})
+	if err != nil || got.Status != scripts.Failed {
+		t.Fatalf("UpdateScriptResult = %+v, %v", got, err)
+	}
+	sets, err := s.ListScriptSets(ctx, m.SystemID)
+	if err != nil || len(sets) != 1 || len(sets[0].Results) != 2 {
+		t.Fatalf("ListScriptSets = %+v, %v", sets, err)
+	}
+	r := sets[0].Results[0]
+	if r.Instance != "sda" || *r.ExitStatus != 1 || string(r.Output) != "bad disk\n" || r.Ended.Sub(r.Started) != 3*time.Second || r.Parameters["disk"] == nil {
+		t.Fatalf("stored result %+v", r)
+	}
+	if sets[0].Results[1].ExitStatus != nil || !sets[0].Results[1].Started.IsZero() {
+		t.Fatalf("untouched result %+v", sets[0].Results[1])
+	}
+}
+
+func testScriptSummaryKept(t *testing.T, s store.Store) {
+	ctx := t.Context()
+	m := create(t, s, newMachine("summary"))
+	want := machine.ScriptSummary{Known: true, Testing: machine.ScriptFailed, Storage: machine.ScriptFailed, CPU: machine.NoScripts}
+	if _, err := s.UpdateMachine(ctx, m.SystemID, func(m *machine.Machine) ([]machine.Event, error) {
+		m.Scripts = want
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetMachine(ctx, m.SystemID); err != nil || got.Scripts != want {
+		t.Fatalf("GetMachine scripts = %+v, %v", got.Scripts, err)
 	}
 }

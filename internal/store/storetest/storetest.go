@@ -71,6 +71,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"MachineTokens", testMachineTokens},
 		{"Results", testResults},
 		{"Scripts", testScripts},
+		{"ScriptSets", testScriptSets},
+		{"ScriptSummaryKept", testScriptSummaryKept},
 		{"BootResources", testBootResources},
 		{"BootResourcesConcurrent", testBootResourcesConcurrent},
 	}

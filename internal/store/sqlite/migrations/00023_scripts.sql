@@ -1,7 +1,12 @@
--- Commissioning and testing scripts with their revisions, and the script
--- sets a machine ran with each script's result.
+-- Commissioning and testing scripts with their revisions, the script sets
+-- a machine ran with each script's result, and the machine's summary.
 
 -- +goose Up
+-- script_status is the machine's summary of its newest sets (JSON, empty
+-- before any), kept with the machine so that reading machines needs no
+-- results.
+ALTER TABLE machines ADD COLUMN script_status TEXT NOT NULL DEFAULT '';
+
 -- meta is the script's metadata as JSON (package scripts); the text lives
 -- in script_versions, newest last.
 CREATE TABLE scripts (
@@ -59,3 +64,4 @@ DROP TABLE script_results;
 DROP TABLE script_sets;
 DROP TABLE script_versions;
 DROP TABLE scripts;
+ALTER TABLE machines DROP COLUMN script_status;
