@@ -544,6 +544,11 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
+	case machine.Commissioning, machine.Testing:
+		var err error
+		if t.Scripts, err = s.taskScripts(ctx, m); err != nil {
+			return t, err
+		}
 	}
 	return t, nil
 }
