@@ -9,8 +9,8 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/machine"
-	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
