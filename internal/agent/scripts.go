@@ -124,7 +124,7 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 			Output: []byte(err.Error() + "\n"), Stderr: []byte(err.Error() + "\n")}
 		return rep.Status, sr.send(ctx, rep)
 	}
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	runCtx, cancel := context.WithCancel(ctx)
 	if ts.Timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, time.Duration(ts.Timeout)*time.Second)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -114,7 +115,7 @@ func packageList(p map[string]any) string {
 			out = append(out, fmt.Sprintf("%s: %v", k, l))
 		}
 	}
-	return fmt.Sprint(out)
+	return strings.Join(out, "; ")
 }
 
 // StartScripts stores the plan's sets for a machine that has just begun
