@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -170,7 +171,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	sent := map[string]int64{}
 	sentEntry := map[string]string{}
 	first := true
-	var sentSubnets string
+	var sentSubnets, sentOpts string
 	rk, touched := rackOf(r), time.Time{}
 	// A quarter of a second between scans: a rack learns a change within
 	// that, long before a machine could reboot to use it.
@@ -179,6 +180,18 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 		vs, err := s.store.ListMachineVersions(r.Context(), store.MachineFilter{})
 		if err != nil {
 			return false, err
+		}
+		opts, key, err := s.tagKernelOpts(r)
+		if err != nil {
+			return false, err
+		}
+		if key != sentOpts {
+			// A tag's kernel_opts changed: every entry is rendered again
+			// (and sent where it differs).
+			for id := range sent {
+				sent[id] = -1
+			}
+			sentOpts = key
 		}
 		var ids []string
 		live := make(map[string]bool, len(vs))
@@ -202,6 +215,9 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 			}
 			for i := range ms {
 				e := rack.EntryOf(&ms[i])
+				for _, t := range ms[i].Tags { // by name
+					e.KernelOpts = append(e.KernelOpts, opts[t]...)
+				}
 				sent[e.SystemID] = e.Version
 				unversioned := e
 				unversioned.Version = 0
@@ -235,4 +251,22 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 		return false, nil
 	})
 	return nil
+}
+
+// tagKernelOpts are the tags' kernel options, split, by tag name, and a
+// key that changes when any does.
+func (s *Server) tagKernelOpts(r *request) (map[string][]string, string, error) {
+	tags, err := s.store.ListTags(r.Context())
+	if err != nil {
+		return nil, "", err
+	}
+	out := map[string][]string{}
+	var key strings.Builder
+	for _, t := range tags {
+		if f := strings.Fields(t.KernelOpts); len(f) > 0 {
+			out[t.Name] = f
+			key.WriteString(t.Name + "=" + t.KernelOpts + "\n")
+		}
+	}
+	return out, key.String(), nil
 }

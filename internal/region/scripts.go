@@ -290,7 +290,13 @@ func (s *Service) ReportScript(ctx context.Context, m machine.Machine, rep agent
 		return err
 	}
 	if status != scripts.Running {
-		return s.summarise(ctx, m.SystemID)
+		if err := s.summarise(ctx, m.SystemID); err != nil {
+			return err
+		}
+		if status == scripts.Passed && isLSHW(sets, rep.ResultID) {
+			return s.RetagMachine(ctx, m.SystemID)
+		}
+		return nil
 	}
 	// A heartbeat too: a script still writing keeps the phase alive.
 	_, _, err = s.act(ctx, machine.SystemActor, m.SystemID, machine.Input{Action: machine.Heartbeat}, actOpts{})
@@ -407,4 +413,15 @@ func Summarise(sets []store.ScriptSet) machine.ScriptSummary {
 		sum.Commissioning = machine.ScriptPassed
 	}
 	return sum
+}
+
+func isLSHW(sets []store.ScriptSet, id int64) bool {
+	for _, set := range sets {
+		for _, r := range set.Results {
+			if r.ID == id {
+				return r.Name == scripts.LSHW
+			}
+		}
+	}
+	return false
 }
