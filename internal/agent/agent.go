@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -488,6 +489,9 @@ func (a *Agent) runTaskScripts(ctx context.Context, inventory []byte) error {
 	if len(task.Scripts) == 0 {
 		return nil
 	}
+	if err := installApplets(); err != nil {
+		a.Logf("busybox applets: %v", err)
+	}
 	sr := &ScriptRunner{Report: a.Client.Report, Logf: a.Logf, Every: a.ScriptReportEvery,
 		Builtin: func(ctx context.Context, name string) ([]byte, error) {
 			switch name {
@@ -504,6 +508,25 @@ func (a *Agent) runTaskScripts(ctx context.Context, inventory []byte) error {
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("%d script(s) did not pass: %s", len(bad), strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// installApplets gives the environment, which has busybox but no /bin/sh,
+// the shell and the commands scripts expect (sh, awk, dd, grep, ...).
+func installApplets() error {
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		return nil
+	}
+	bb, err := findTool("busybox")
+	if err != nil {
+		return nil // no busybox: scripts fail in words (no shell)
+	}
+	if err := os.MkdirAll("/bin", 0o755); err != nil {
+		return err
+	}
+	if out, err := exec.Command(bb, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+		return fmt.Errorf("%s --install: %v: %s", bb, err, out)
 	}
 	return nil
 }

@@ -32,6 +32,12 @@ func TestUnknownIDs(t *testing.T) {
 			if strings.HasPrefix(h.Name, "BootSourceSelection") {
 				model = "BootSource" // MAAS looks the source up first
 			}
+			if strings.HasPrefix(h.Name, "NodeScriptResult") {
+				model = "Node" // MAAS looks the node up first
+			}
+			if h.Name == "NodeScriptHandler" {
+				model = "Script" // MAAS's model
+			}
 			path := strings.TrimPrefix(h.Path, "/MAAS/api/2.0/")
 			for _, p := range h.Params {
 				path = strings.Replace(path, "{"+p+"}", ids[p], 1)

@@ -266,6 +266,10 @@ func (s *Server) scriptRoutes() []route {
 			return nil
 		}),
 		post("revert", adminOnly, func(w http.ResponseWriter, r *request) error {
+			sc, err := s.store.GetScript(r.Context(), r.id)
+			if err != nil {
+				return err
+			}
 			to, err := mandatory(r, "to")
 			if err != nil {
 				return err
@@ -273,10 +277,6 @@ func (s *Server) scriptRoutes() []route {
 			n, err := strconv.ParseInt(to, 10, 64)
 			if err != nil {
 				return &badRequest{"Invalid to: Please enter an integer value"}
-			}
-			sc, err := s.store.GetScript(r.Context(), r.id)
-			if err != nil {
-				return err
 			}
 			if sc.Default {
 				return &badRequest{"Unable to revert default script"}
@@ -330,16 +330,16 @@ func revertTarget(versions []store.ScriptVersion, to int64) (int64, error) {
 }
 
 func (s *Server) retagScript(w http.ResponseWriter, r *request, add bool) error {
+	sc, err := s.store.GetScript(r.Context(), r.id)
+	if err != nil {
+		return err
+	}
 	tag, err := mandatory(r, "tag")
 	if err != nil {
 		return err
 	}
 	if add && strings.Contains(tag, ",") {
 		return &badRequest{`Tag may not contain a ",".`}
-	}
-	sc, err := s.store.GetScript(r.Context(), r.id)
-	if err != nil {
-		return err
 	}
 	m := sc.Meta
 	var tags []string
