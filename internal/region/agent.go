@@ -375,6 +375,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 		if err != nil {
 			return agentapi.HelloResponse{}, fmt.Errorf("enlist: start commissioning: %w", err)
 		}
+		s.defaultScripts(ctx, m)
 		tok, err := s.Store.CreateMachineToken(ctx, m.SystemID, m.Status)
 		if err != nil {
 			return agentapi.HelloResponse{}, fmt.Errorf("enlist: issue token: %w", err)

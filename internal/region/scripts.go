@@ -108,6 +108,18 @@ func (s *Service) PlanScripts(ctx context.Context, a machine.Action, commissioni
 	return p, nil
 }
 
+// defaultScripts gives a commissioning the region started itself (at
+// enlistment, or for a machine added with commission) MAAS's default
+// scripts. Commissioning goes on without them when that fails: the
+// inventory is the agent's own.
+func (s *Service) defaultScripts(ctx context.Context, m machine.Machine) {
+	p, err := s.PlanScripts(ctx, machine.Commission, nil, nil)
+	if err == nil {
+		err = s.StartScripts(ctx, m, p)
+	}
+	s.logErr(err, "start commissioning scripts", m.SystemID)
+}
+
 func packageList(p map[string]any) string {
 	var out []string
 	for _, k := range []string{"apt", "snap", "url"} {
