@@ -3,6 +3,8 @@ module github.com/anvilmetal/anvil
 go 1.26.8
 
 require (
+	github.com/antchfx/xmlquery v1.5.2
+	github.com/antchfx/xpath v1.3.9
 	github.com/bougou/go-ipmi v0.9.1
 	github.com/canonical/gomaasclient v0.12.0
 	github.com/chromedp/cdproto v0.160.1
@@ -26,8 +28,6 @@ require (
 )
 
 require (
-	github.com/antchfx/xmlquery v1.5.2 // indirect
-	github.com/antchfx/xpath v1.3.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
