@@ -15,12 +15,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/scripts"
 )
 
 // Files in the initramfs, shared with the builder.
@@ -53,6 +56,7 @@ type Phase func(ctx context.Context, a *Agent, r agentapi.HelloResponse) error
 // Phases are the phases the environment can run.
 var Phases = map[string]Phase{
 	agentapi.PhaseCommissioning: Commission,
+	agentapi.PhaseTesting:       Test,
 	agentapi.PhaseDeploying:     Deploy,
 	agentapi.PhaseDiskErasing:   Erase,
 	agentapi.PhaseReleasing:     Release,
@@ -66,11 +70,14 @@ type Agent struct {
 	Power   Power
 	Console io.Writer
 
-	RetryFor     time.Duration    // how long calls are retried; default 10 minutes
-	Backoff      time.Duration    // first retry delay, doubling to MaxBackoff; default 1s
-	MaxBackoff   time.Duration    // default 30s
-	BMCResetWait time.Duration    // how long to wait for the region's BMC reboot; default 3 minutes
-	Phases       map[string]Phase // default Phases
+	RetryFor     time.Duration // how long calls are retried; default 10 minutes
+	Backoff      time.Duration // first retry delay, doubling to MaxBackoff; default 1s
+	MaxBackoff   time.Duration // default 30s
+	BMCResetWait time.Duration // how long to wait for the region's BMC reboot; default 3 minutes
+	// ScriptReportEvery is how often a running script's output is sent;
+	// default 2 seconds.
+	ScriptReportEvery time.Duration
+	Phases            map[string]Phase // default Phases
 
 	// BlockDir and DevDir are where the disks are listed (sysfs) and
 	// opened; defaults /sys/block and /dev.
@@ -405,8 +412,10 @@ func (a *Agent) Heartbeat(ctx context.Context) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// Commission is the commissioning phase: inventory, sent as
-// agentapi.InventoryFile with the raw files, while heartbeats go out.
+// Commission is the commissioning phase: inventory, then the scripts
+// the region set (commissioning, then any testing ones), then the
+// inventory sent as agentapi.InventoryFile with the raw files, while
+// heartbeats go out. A script that fails fails the phase.
 func Commission(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	stop := a.Heartbeat(ctx)
 	var inv *machine.Inventory
@@ -416,8 +425,13 @@ func Commission(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		return nil
 	})
 	a.Logf("inventory cpus=%d memory_mib=%d disks=%d nics=%d", inv.CPU.Threads, inv.MemoryMiB, len(inv.Disks), len(inv.NICs))
-	stop()
 	js, err := json.MarshalIndent(inv, "", "  ")
+	if err != nil {
+		stop()
+		return err
+	}
+	err = a.timed("scripts", func() error { return a.runTaskScripts(ctx, js) })
+	stop()
 	if err != nil {
 		return err
 	}
@@ -435,4 +449,100 @@ func Commission(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	a.Logf("signal status=OK files=%d", len(out))
 	return nil
+}
+
+// Test is the testing phase: the region's testing scripts; one that
+// fails ends the phase FAILED (the machine is then Failed testing).
+func Test(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
+	stop := a.Heartbeat(ctx)
+	err := a.timed("scripts", func() error { return a.runTaskScripts(ctx, nil) })
+	stop()
+	if err != nil {
+		return err
+	}
+	err = a.retry(ctx, "signal OK", func(ctx context.Context) error {
+		return a.Client.Signal(ctx, agentapi.StatusOK, "", nil)
+	})
+	if err != nil {
+		return err
+	}
+	a.Logf("signal status=OK")
+	return nil
+}
+
+// runTaskScripts fetches the phase's scripts and runs them; inventory is
+// what the shipped inventory script reports. A region that serves no
+// task (older) runs none.
+func (a *Agent) runTaskScripts(ctx context.Context, inventory []byte) error {
+	var task agentapi.Task
+	err := a.retry(ctx, "task", func(ctx context.Context) (err error) {
+		task, err = a.Client.Task(ctx)
+		return err
+	})
+	var se *agentapi.StatusError
+	if errors.As(err, &se) && se.Code == 404 {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(task.Scripts) == 0 {
+		return nil
+	}
+	if err := installApplets(); err != nil {
+		a.Logf("busybox applets: %v", err)
+	}
+	sr := &ScriptRunner{Report: a.Client.Report, Logf: a.Logf, Every: a.ScriptReportEvery,
+		Builtin: func(ctx context.Context, name string) ([]byte, error) {
+			switch name {
+			case scripts.Inventory:
+				return inventory, nil
+			case scripts.LSHW:
+				return runLSHW(ctx)
+			}
+			return nil, nil
+		}}
+	bad, err := sr.Run(ctx, task.Scripts)
+	if err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d script(s) did not pass: %s", len(bad), strings.Join(bad, ", "))
+	}
+	return nil
+}
+
+// installApplets gives the environment, which has busybox but no /bin/sh,
+// the shell and the commands scripts expect (sh, awk, dd, grep, ...).
+func installApplets() error {
+	if _, err := os.Stat("/bin/sh"); err == nil {
+		return nil
+	}
+	bb, err := findTool("busybox")
+	if err != nil {
+		return nil // no busybox: scripts fail in words (no shell)
+	}
+	if err := os.MkdirAll("/bin", 0o755); err != nil {
+		return err
+	}
+	if out, err := exec.Command(bb, "--install", "-s", "/bin").CombinedOutput(); err != nil {
+		return fmt.Errorf("%s --install: %v: %s", bb, err, out)
+	}
+	return nil
+}
+
+// runLSHW is the shipped lshw script done by the agent itself, so that
+// it needs no shell; nil without lshw in the environment (skipped).
+func runLSHW(ctx context.Context) ([]byte, error) {
+	p, err := findTool("lshw")
+	if err != nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, p, "-xml", "-quiet").Output()
+	if err != nil {
+		return nil, fmt.Errorf("lshw -xml: %w", err)
+	}
+	return out, nil
 }

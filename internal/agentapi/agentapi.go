@@ -179,6 +179,9 @@ type Task struct {
 	// unpacked onto it; nil means one root partition on Disk. Raw images
 	// carry their own layout and ignore it.
 	Storage *storage.Config `json:"storage,omitempty"`
+	// Scripts are the commissioning and testing scripts still to run,
+	// in order.
+	Scripts []TaskScript `json:"scripts,omitempty"`
 }
 
 // Image is a boot resource file to write to disk.

@@ -120,11 +120,20 @@ func (s *Server) handle(res resource) {
 	for _, p := range append([]string{res.path}, res.aliases...) {
 		for _, rt := range res.routes {
 			if rt.stream != nil {
-				s.mux.HandleFunc(rt.method+" "+Prefix+p+"{$}", s.withHash(rt.stream))
+				s.mux.HandleFunc(rt.method+" "+exact(Prefix+p), s.withHash(rt.stream))
 			}
 		}
-		s.mux.HandleFunc(Prefix+p+"{$}", s.withHash(s.dispatch(res)))
+		s.mux.HandleFunc(exact(Prefix+p), s.withHash(s.dispatch(res)))
 	}
+}
+
+// exact is a mux pattern matching p alone: a path ending in a slash
+// needs {$} for that; one without already matches only itself.
+func exact(p string) string {
+	if strings.HasSuffix(p, "/") {
+		return p + "{$}"
+	}
+	return p
 }
 
 // withHash sends the description's hash with every answer, as MAAS does,

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -151,7 +152,7 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 		if !publishes(h.status) {
 			continue
 		}
-		dh := dnszone.Host{Name: h.name, Domain: cmpOr(h.domain, dnszone.DefaultDomain)}
+		dh := dnszone.Host{Name: h.name, Domain: cmp.Or(h.domain, dnszone.DefaultDomain)}
 		for _, ifc := range h.ifaces {
 			if a, ok := ipOf[ifc.MAC]; ok {
 				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: ifc.Name, Boot: ifc.Boot, IP: a})
@@ -162,13 +163,6 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 		}
 	}
 	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func derefTTL(p *int) int {

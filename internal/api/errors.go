@@ -6,6 +6,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/session"
 	"net/http"
 
+	"github.com/anvilmetal/anvil/internal/fielderr"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -61,6 +62,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		mi  *machine.InputError
 		nf  *notFoundError
 		br  *badRequest
+		fes fielderr.Errors
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -75,6 +77,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		_, _ = w.Write([]byte(br.msg))
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &fes):
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string(fes))
 	case errors.As(err, &mi):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{mi.Field: {mi.Msg}})
 	case errors.As(err, &mv):

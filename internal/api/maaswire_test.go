@@ -276,7 +276,7 @@ func TestExactRouting(t *testing.T) {
 		"machines/" + m.SystemID + "/blockdevices/",
 		"machines/" + m.SystemID + "/interfaces/7/",
 		"zones/default/machines/",
-		"nodes/" + m.SystemID + "/results/",
+		"nodes/" + m.SystemID + "/results/1/output/",
 		"describe/extra/",
 		"nosuch/",
 	} {

@@ -10,6 +10,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -199,9 +200,24 @@ func (s *Server) action(a machine.Action) handlerFunc {
 				}
 			}
 		}
+		var plan *region.ScriptPlan
+		if a == machine.Commission || a == machine.Test {
+			var err error
+			if plan, err = s.svc.PlanScripts(r.Context(), a, list(r, "commissioning_scripts"), list(r, "testing_scripts")); err != nil {
+				return err
+			}
+		}
 		m, req, err := s.svc.Act(r.Context(), r.who.actor(), r.id, in)
 		if err != nil {
 			return err
+		}
+		if err := s.svc.StartScripts(r.Context(), m, plan); err != nil {
+			return err
+		}
+		if plan != nil {
+			if m, err = s.store.GetMachine(r.Context(), m.SystemID); err != nil {
+				return err
+			}
 		}
 		if a == machine.Deploy {
 			s.svc.NoteImageDeployed(r.Context(), m)

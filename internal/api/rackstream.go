@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -170,7 +171,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	sent := map[string]int64{}
 	sentEntry := map[string]string{}
 	first := true
-	var sentSubnets string
+	var sentSubnets, sentOpts string
 	rk, touched := rackOf(r), time.Time{}
 	// DNS is compared on every step: the machines' part is derived again
 	// when one changes in a way DNS shows, else once a second.
@@ -182,6 +183,18 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 		vs, err := s.store.ListMachineVersions(r.Context(), store.MachineFilter{})
 		if err != nil {
 			return false, err
+		}
+		opts, key, err := s.tagKernelOpts(r)
+		if err != nil {
+			return false, err
+		}
+		if key != sentOpts {
+			// A tag's kernel_opts changed: every entry is rendered again
+			// (and sent where it differs).
+			for id := range sent {
+				sent[id] = -1
+			}
+			sentOpts = key
 		}
 		var ids []string
 		live := make(map[string]bool, len(vs))
@@ -206,6 +219,9 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 			for i := range ms {
 				feed.note(&ms[i])
 				e := rack.EntryOf(&ms[i])
+				for _, t := range ms[i].Tags { // by name
+					e.KernelOpts = append(e.KernelOpts, opts[t]...)
+				}
 				sent[e.SystemID] = e.Version
 				unversioned := e
 				unversioned.Version = 0
@@ -249,4 +265,22 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 		return false, nil
 	})
 	return nil
+}
+
+// tagKernelOpts are the tags' kernel options, split, by tag name, and a
+// key that changes when any does.
+func (s *Server) tagKernelOpts(r *request) (map[string][]string, string, error) {
+	tags, err := s.store.ListTags(r.Context())
+	if err != nil {
+		return nil, "", err
+	}
+	out := map[string][]string{}
+	var key strings.Builder
+	for _, t := range tags {
+		if f := strings.Fields(t.KernelOpts); len(f) > 0 {
+			out[t.Name] = f
+			key.WriteString(t.Name + "=" + t.KernelOpts + "\n")
+		}
+	}
+	return out, key.String(), nil
 }

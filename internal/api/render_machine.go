@@ -110,16 +110,19 @@ type scriptStatusesJSON struct {
 	InterfaceName     string               `json:"interface_test_status_name"`
 }
 
-// scriptStatuses fills the summaries. Anvil runs no per-hardware tests, so
-// those read as MAAS's "no scripts".
+// scriptStatuses fills the summaries from the machine's newest script
+// sets; a machine that never ran one reads as MAAS's "no scripts" per
+// hardware type.
 func scriptStatuses(m *machine.Machine) scriptStatusesJSON {
 	c, t, none := m.CommissioningStatus(), m.TestingStatus(), machine.NoScripts
-	n := none.String()
-	return scriptStatusesJSON{
-		Commissioning: c, CommissioningName: c.String(), Testing: t, TestingName: t.String(),
-		CPU: none, CPUName: n, Memory: none, MemoryName: n, Network: none, NetworkName: n,
-		Storage: none, StorageName: n, Other: none, OtherName: n, Interface: none, InterfaceName: n,
+	out := scriptStatusesJSON{Commissioning: c, Testing: t, CPU: none, Memory: none, Network: none, Storage: none, Other: none, Interface: none}
+	if sc := m.Scripts; sc.Known {
+		out.CPU, out.Memory, out.Network, out.Storage, out.Other, out.Interface = sc.CPU, sc.Memory, sc.Network, sc.Storage, sc.Other, sc.Interface
 	}
+	out.CommissioningName, out.TestingName = c.String(), t.String()
+	out.CPUName, out.MemoryName, out.NetworkName = out.CPU.String(), out.Memory.String(), out.Network.String()
+	out.StorageName, out.OtherName, out.InterfaceName = out.Storage.String(), out.Other.String(), out.Interface.String()
+	return out
 }
 
 // gatewaysJSON is MAAS's default_gateways: per family the gateway and the

@@ -78,6 +78,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "SSHKeyHandler", path: "account/prefs/sshkeys/{id}/", aliases: []string{"sshkeys/{id}/"}, routes: s.sshKeyRoutes()})
 	s.handle(resource{name: "NodesHandler", anon: "AnonNodesHandler", path: "nodes/", routes: s.nodesRoutes()})
 	s.handle(resource{name: "NodeHandler", path: "nodes/{system_id}/", routes: s.nodeRoutes()})
+	s.handle(resource{name: "NodeScriptResultsHandler", path: "nodes/{system_id}/results/", notFound: "Node", routes: s.resultsRoutes()})
+	s.handle(resource{name: "NodeScriptResultHandler", path: "nodes/{system_id}/results/{id}/", notFound: "Node", routes: s.resultRoutes()})
 	s.handle(resource{name: "MachinesHandler", anon: "AnonMachinesHandler", path: "machines/", routes: s.machinesRoutes()})
 	s.handle(resource{name: "MachineHandler", path: "machines/{system_id}/", routes: s.machineRoutes()})
 	s.handle(resource{name: "ZonesHandler", path: "zones/", routes: s.zonesRoutes()})
@@ -88,6 +90,9 @@ func (s *Server) routes() {
 	s.handle(resource{name: "ResourcePoolHandler", path: "resourcepool/{id}/", aliases: []string{"pools/{id}/"}, routes: s.poolRoutes()})
 	s.handle(resource{name: "TagsHandler", path: "tags/", routes: s.tagsRoutes()})
 	s.handle(resource{name: "TagHandler", path: "tags/{name}/", routes: s.tagRoutes()})
+	// MAAS serves one script at scripts/<name>, without a slash.
+	s.handle(resource{name: "NodeScriptsHandler", path: "scripts/", routes: s.scriptsRoutes()})
+	s.handle(resource{name: "NodeScriptHandler", path: "scripts/{name}", aliases: []string{"scripts/{name}/"}, notFound: "Script", routes: s.scriptRoutes()})
 	s.handle(resource{name: "EventsHandler", path: "events/", routes: s.eventsRoutes()})
 	s.handle(resource{name: "DomainsHandler", path: "domains/", routes: s.domainsRoutes()})
 	s.handle(resource{name: "DomainHandler", path: "domains/{id}/", routes: s.domainRoutes()})

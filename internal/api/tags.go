@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/anvilmetal/anvil/internal/hwtags"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -36,14 +37,20 @@ func (s *Server) tagsRoutes() []route {
 			return nil
 		}),
 		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
-			if r.form.Get("definition") != "" {
-				return badField("definition", "tags defined by an XPath over hardware details are not supported yet; create a manual tag and add machines with op=update_nodes")
+			def := strings.TrimSpace(r.form.Get("definition"))
+			if def != "" {
+				if err := hwtags.Check(def); err != nil {
+					return badField("definition", "%v", err)
+				}
 			}
 			t, err := s.store.CreateTag(r.Context(), store.Tag{
-				Name: r.form.Get("name"), Comment: r.form.Get("comment"), KernelOpts: r.form.Get("kernel_opts"),
+				Name: r.form.Get("name"), Comment: r.form.Get("comment"), Definition: def, KernelOpts: r.form.Get("kernel_opts"),
 			})
 			if err != nil {
 				return tagError(err)
+			}
+			if _, _, err := s.svc.RebuildTag(r.Context(), t); err != nil {
+				return err
 			}
 			writeJSON(w, http.StatusOK, renderTag(t))
 			return nil
@@ -70,14 +77,25 @@ func (s *Server) tagRoutes() []route {
 			if v := r.form.Get("name"); v != "" {
 				upd.Name = v
 			}
-			for field, dst := range map[string]*string{"comment": &upd.Comment, "kernel_opts": &upd.KernelOpts} {
+			for field, dst := range map[string]*string{"comment": &upd.Comment, "kernel_opts": &upd.KernelOpts, "definition": &upd.Definition} {
 				if _, ok := r.form[field]; ok {
 					*dst = r.form.Get(field)
+				}
+			}
+			upd.Definition = strings.TrimSpace(upd.Definition)
+			if upd.Definition != "" && upd.Definition != old.Definition {
+				if err := hwtags.Check(upd.Definition); err != nil {
+					return badField("definition", "%v", err)
 				}
 			}
 			t, err := s.store.UpdateTag(r.Context(), r.id, upd)
 			if err != nil {
 				return tagError(err)
+			}
+			if t.Definition != old.Definition {
+				if _, _, err := s.svc.RebuildTag(r.Context(), t); err != nil {
+					return err
+				}
 			}
 			writeJSON(w, http.StatusOK, renderTag(t))
 			return nil
@@ -96,11 +114,14 @@ func (s *Server) tagRoutes() []route {
 		get("devices", authenticated, s.taggedNone),
 		get("rack_controllers", authenticated, s.taggedNone),
 		get("region_controllers", authenticated, s.taggedNone),
-		// Anvil's tags have no XPath definition yet, so there is nothing
-		// to rebuild: MAAS answers such a tag the same and does nothing.
+		// rebuild evaluates the definition over every machine's lshw
+		// details now; a tag without one is left as it is, as in MAAS.
 		post("rebuild", adminOnly, func(w http.ResponseWriter, r *request) error {
 			t, err := s.store.GetTag(r.Context(), r.id)
 			if err != nil {
+				return err
+			}
+			if _, _, err := s.svc.RebuildTag(r.Context(), t); err != nil {
 				return err
 			}
 			writeJSON(w, http.StatusOK, map[string]string{"rebuilding": t.Name})
@@ -135,7 +156,7 @@ func init() {
 		"TagHandler rack_controllers":   doc("List the rack controllers with the tag (controllers carry no tags: always empty)."),
 		"TagHandler region_controllers": doc("List the region controllers with the tag (controllers carry no tags: always empty)."),
 		"TagHandler rebuild": doc("Rebuild the tag's machines from its definition (administrators).",
-			"Anvil's tags have no XPath definition yet, so this changes nothing; it answers as MAAS does for a tag without one."),
+			"The XPath definition is evaluated over each machine's lshw details (its newest 00-maas-01-lshw result) at once; a tag without a definition is left as it is."),
 	})
 }
 

@@ -57,6 +57,11 @@ type Manifest struct {
 	// initramfs carries; MissingTools those the build machine lacked.
 	Tools        []string `json:"tools,omitempty"`
 	MissingTools []string `json:"missing_tools,omitempty"`
+	// ScriptTools are the programs commissioning and testing scripts use
+	// (agent.ScriptTools); MissingScriptTools those the build machine
+	// lacked, whose scripts then skip or fail in words.
+	ScriptTools        []string `json:"script_tools,omitempty"`
+	MissingScriptTools []string `json:"missing_script_tools,omitempty"`
 }
 
 // Output file names in Options.Out.
@@ -125,6 +130,10 @@ func Build(o Options) (*Manifest, error) {
 	files[strings.TrimPrefix(agent.ModulesList, "/")] = entry{Mode: 0o644, Data: []byte(list.String())}
 
 	if m.Tools, m.MissingTools, err = addRootfsTools(files); err != nil {
+		return nil, err
+	}
+	// The scripts' shell (busybox sh) and the shipped scripts' programs.
+	if m.ScriptTools, m.MissingScriptTools, err = addTools(files, agent.ScriptTools, "usr/bin/"); err != nil {
 		return nil, err
 	}
 

@@ -22,7 +22,30 @@ var RootfsFiles = []string{agent.MBRCodeFile, agent.Mke2fsConf}
 // build machine lacks is returned, not an error: the environment then
 // fails tarball deployments only.
 func addRootfsTools(files map[string]entry) (added, missing []string, err error) {
-	for _, name := range agent.RootfsTools {
+	added, missing, err = addTools(files, agent.RootfsTools, "usr/sbin/")
+	if err != nil {
+		return added, missing, err
+	}
+	for _, f := range RootfsFiles {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, f)
+			continue
+		}
+		if err != nil {
+			return added, missing, err
+		}
+		files[strings.TrimPrefix(f, "/")] = entry{Mode: 0o644, Data: b}
+		added = append(added, f)
+	}
+	return added, missing, nil
+}
+
+// addTools adds the programs named (as dir+name) with the shared
+// libraries ldd lists for them; those the build machine lacks are
+// returned as missing.
+func addTools(files map[string]entry, names []string, dir string) (added, missing []string, err error) {
+	for _, name := range names {
 		p, lerr := exec.LookPath(name)
 		if lerr != nil {
 			for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
@@ -44,7 +67,7 @@ func addRootfsTools(files map[string]entry) (added, missing []string, err error)
 		if err != nil {
 			return added, missing, err
 		}
-		files["usr/sbin/"+name] = entry{Mode: 0o755, Data: data}
+		files[dir+name] = entry{Mode: 0o755, Data: data}
 		for _, lib := range libs {
 			b, err := os.ReadFile(lib) // through symbolic links
 			if err != nil {
@@ -53,18 +76,6 @@ func addRootfsTools(files map[string]entry) (added, missing []string, err error)
 			files[strings.TrimPrefix(lib, "/")] = entry{Mode: 0o755, Data: b}
 		}
 		added = append(added, name)
-	}
-	for _, f := range RootfsFiles {
-		b, err := os.ReadFile(f)
-		if errors.Is(err, os.ErrNotExist) {
-			missing = append(missing, f)
-			continue
-		}
-		if err != nil {
-			return added, missing, err
-		}
-		files[strings.TrimPrefix(f, "/")] = entry{Mode: 0o644, Data: b}
-		added = append(added, f)
 	}
 	return added, missing, nil
 }

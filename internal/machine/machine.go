@@ -75,8 +75,10 @@ type Machine struct {
 	WrongBoots int
 	// Inventory is what commissioning found; nil before.
 	Inventory *Inventory
-	Created   time.Time
-	Updated   time.Time
+	// Scripts summarises the newest script sets' results.
+	Scripts ScriptSummary
+	Created time.Time
+	Updated time.Time
 	// Version increases with every stored change; stores use it to refuse
 	// an update built on a stale read.
 	Version int64

@@ -11,10 +11,30 @@ const (
 	ScriptRunning ScriptStatus = 1
 	ScriptPassed  ScriptStatus = 2
 	ScriptFailed  ScriptStatus = 3
+	ScriptTimeout ScriptStatus = 4
+	ScriptAborted ScriptStatus = 5
+	Degraded      ScriptStatus = 6
 )
+
+// ScriptSummary is what the machine's newest script sets say, in MAAS's
+// fields (commissioning_status, testing_status, cpu_test_status, ...).
+// The region recomputes it whenever a set or a result changes; Known is
+// false until the machine has run a set.
+type ScriptSummary struct {
+	Known         bool         `json:"known"`
+	Commissioning ScriptStatus `json:"commissioning"`
+	Testing       ScriptStatus `json:"testing"`
+	CPU           ScriptStatus `json:"cpu"`
+	Memory        ScriptStatus `json:"memory"`
+	Storage       ScriptStatus `json:"storage"`
+	Network       ScriptStatus `json:"network"`
+	Interface     ScriptStatus `json:"interface"`
+	Other         ScriptStatus `json:"other"`
+}
 
 var scriptStatusNames = map[ScriptStatus]string{
 	ScriptPending: "Pending", ScriptRunning: "Running", ScriptPassed: "Passed", ScriptFailed: "Failed",
+	ScriptTimeout: "Timed out", ScriptAborted: "Aborted", Degraded: "Degraded",
 }
 
 // String is MAAS's name of the status; "Unknown" for NoScripts, as MAAS
@@ -27,10 +47,13 @@ func (s ScriptStatus) String() string {
 }
 
 // CommissioningStatus summarises commissioning as MAAS's script status.
-// Anvil runs commissioning as one unit, not as scripts, so the summary is
-// its outcome: pending while the phase runs, failed when it failed,
+// Once script sets ran, it is their summary; before that (machines
+// commissioned before scripts existed) it is the phase's outcome: pending while the phase runs, failed when it failed,
 // passed once an inventory was stored, and no scripts before that.
 func (m *Machine) CommissioningStatus() ScriptStatus {
+	if m.Scripts.Known && m.Scripts.Commissioning != NoScripts {
+		return m.Scripts.Commissioning
+	}
 	switch {
 	case m.Status == Commissioning:
 		return ScriptPending
@@ -46,6 +69,9 @@ func (m *Machine) CommissioningStatus() ScriptStatus {
 // no trace on the machine (it returns to its previous status), so only a
 // running or failed one shows.
 func (m *Machine) TestingStatus() ScriptStatus {
+	if m.Scripts.Known && m.Scripts.Testing != NoScripts {
+		return m.Scripts.Testing
+	}
 	switch m.Status {
 	case Testing:
 		return ScriptPending

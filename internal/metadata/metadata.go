@@ -84,6 +84,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 		s.mux.HandleFunc("POST "+p+"{$}", s.authed(s.signal))
 	}
 	s.mux.HandleFunc("GET "+Prefix+agentapi.TaskPath, s.authed(s.task))
+	s.mux.HandleFunc("POST "+Prefix+agentapi.ResultPath, s.authed(s.report))
 	s.mux.HandleFunc("POST "+Prefix+agentapi.OSUpPath+"{key}", s.anonymous(s.osUp))
 	return s
 }
@@ -250,6 +251,24 @@ func (s *Server) task(w http.ResponseWriter, r *http.Request, m machine.Machine)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	json.NewEncoder(w).Encode(t)
+}
+
+// maxReportBody bounds one script report (output chunks are smaller).
+const maxReportBody = 8 << 20
+
+// report takes the environment's report on one script run.
+func (s *Server) report(w http.ResponseWriter, r *http.Request, m machine.Machine) {
+	var rep agentapi.ScriptReport
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBody)).Decode(&rep); err != nil {
+		jsonError(w, http.StatusBadRequest, "bad script report: "+err.Error())
+		return
+	}
+	if err := s.svc.ReportScript(r.Context(), m, rep); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte("{}\n"))
 }
 
 func (s *Server) userData(w http.ResponseWriter, r *http.Request, m machine.Machine) {

@@ -28,6 +28,9 @@ type Entry struct {
 	// Enrol is the machine's one-time enrolment secret, put on its own
 	// boot's kernel command line only.
 	Enrol string `json:"enrol,omitempty"`
+	// KernelOpts are the kernel_opts of the machine's tags, by tag name,
+	// added to the command line of the environments it boots.
+	KernelOpts []string `json:"kernel_opts,omitempty"`
 }
 
 // EntryOf derives a machine's entry; the purpose is the domain's decision.

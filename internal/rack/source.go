@@ -104,6 +104,9 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, see
 		if s.HTTPBase != "" {
 			p.KernelParams = append(p.KernelParams, "anvil.boot="+s.HTTPBase)
 		}
+		if e != nil {
+			p.KernelParams = append(p.KernelParams, e.KernelOpts...)
+		}
 		if e != nil && e.Enrol != "" {
 			p.KernelParams = append(p.KernelParams, "anvil.enrol="+e.Enrol)
 		}

@@ -375,6 +375,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 		if err != nil {
 			return agentapi.HelloResponse{}, fmt.Errorf("enlist: start commissioning: %w", err)
 		}
+		s.defaultScripts(ctx, m)
 		tok, err := s.Store.CreateMachineToken(ctx, m.SystemID, m.Status)
 		if err != nil {
 			return agentapi.HelloResponse{}, fmt.Errorf("enlist: issue token: %w", err)
@@ -544,6 +545,11 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
+	case machine.Commissioning, machine.Testing:
+		var err error
+		if t.Scripts, err = s.taskScripts(ctx, m); err != nil {
+			return t, err
+		}
 	}
 	return t, nil
 }

@@ -68,6 +68,7 @@ func (s *Service) Create(ctx context.Context, actor machine.Actor, m *machine.Ma
 	if err != nil {
 		return fmt.Errorf("machine %s was added but commissioning did not start: %w", m.SystemID, err)
 	}
+	s.defaultScripts(ctx, got)
 	*m = got
 	return nil
 }

@@ -110,6 +110,11 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 		// OS's token must not come back to life when the machine is
 		// deployed again.
 		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
+		if from == machine.Commissioning || from == machine.Testing {
+			// Whatever had not ended (aborted, failed or timed out phase)
+			// will not: the environment is gone.
+			s.logErr(s.AbortScripts(ctx, systemID), "abort script results", systemID)
+		}
 	}
 	s.Hub.Notify()
 	return m, req, nil

@@ -176,6 +176,10 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	} else if n > 0 {
 		cfg.Log.Info("BMC identities brought to the canonical form", "machines", n)
 	}
+	if err := svc.EnsureScripts(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if cfg.DriftGrace != 0 {
 		svc.Drift.Grace = cfg.DriftGrace
 	}

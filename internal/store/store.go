@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/scripts"
 )
 
 // Errors callers test for with errors.Is.
@@ -93,6 +94,54 @@ type Tag struct {
 	Comment    string
 	Definition string
 	KernelOpts string
+}
+
+// Script is a stored script: its metadata and its revisions, newest
+// first (Versions[0] is the current text).
+type Script struct {
+	ID       int64
+	Default  bool
+	Meta     scripts.Script
+	Versions []ScriptVersion
+	Created  time.Time
+	Updated  time.Time
+}
+
+// ScriptSet is one run of scripts of one type on a machine.
+type ScriptSet struct {
+	ID         int64
+	SystemID   string
+	ResultType scripts.Type
+	Created    time.Time
+	Results    []ScriptResult // by ID
+}
+
+// ScriptResult is what one script did on one instance (a disk, a NIC, or
+// the machine).
+type ScriptResult struct {
+	ID              int64
+	SetID           int64
+	ScriptID        int64 // 0 once the script is gone
+	ScriptVersionID int64
+	Name            string
+	HardwareType    scripts.HardwareType
+	Instance        string
+	Parameters      map[string]any
+	Status          scripts.Status
+	ExitStatus      *int
+	Output          []byte // stdout and stderr as they came
+	Stdout, Stderr  []byte
+	Result          []byte // the script's result YAML
+	Started, Ended  time.Time
+	Suppressed      bool
+}
+
+// ScriptVersion is one revision of a script's text.
+type ScriptVersion struct {
+	ID      int64
+	Data    []byte
+	Comment string
+	Created time.Time
 }
 
 // Subnet is a network Anvil may serve DHCP on.
@@ -526,6 +575,30 @@ type Store interface {
 	UpdateTag(ctx context.Context, name string, t Tag) (Tag, error)
 	DeleteTag(ctx context.Context, name string) error
 	TagMachines(ctx context.Context, tag string, add, remove []string) error
+
+	// Scripts (commissioning and testing) and their revisions. Names are
+	// unique (*ConflictError). GetScript finds one by name, or by ID when
+	// ref is a number. UpdateScript writes the metadata and, when text is
+	// not nil, adds it as the newest revision. RevertScript makes the
+	// revision keep the newest, deleting those after it. EnsureScript
+	// stores a shipped script, or updates it when its text changed.
+	ListScripts(ctx context.Context) ([]Script, error)
+	GetScript(ctx context.Context, ref string) (Script, error)
+	CreateScript(ctx context.Context, s Script, text []byte, comment string) (Script, error)
+	UpdateScript(ctx context.Context, id int64, meta scripts.Script, text []byte, comment string) (Script, error)
+	RevertScript(ctx context.Context, id, keep int64) (Script, error)
+	DeleteScript(ctx context.Context, id int64) error
+	EnsureScript(ctx context.Context, meta scripts.Script, text []byte) error
+
+	// Script sets: the scripts a machine is to run (or ran) in one phase,
+	// with a result each. CreateScriptSet stores a set with its results
+	// (ErrNotFound for an unknown machine); ListScriptSets returns a
+	// machine's sets, newest first; UpdateScriptResult applies fn to one
+	// result of the machine's in one transaction (ErrNotFound when the
+	// result is not the machine's).
+	CreateScriptSet(ctx context.Context, set ScriptSet) (ScriptSet, error)
+	ListScriptSets(ctx context.Context, systemID string) ([]ScriptSet, error)
+	UpdateScriptResult(ctx context.Context, systemID string, id int64, fn func(*ScriptResult) error) (ScriptResult, error)
 
 	// Events. AppendEvents assigns IDs (increasing) and stores them.
 	AppendEvents(ctx context.Context, events ...machine.Event) error

@@ -71,6 +71,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AgentFields", testAgentFields},
 		{"MachineTokens", testMachineTokens},
 		{"Results", testResults},
+		{"Scripts", testScripts},
+		{"ScriptSets", testScriptSets},
+		{"ScriptSummaryKept", testScriptSummaryKept},
 		{"BootResources", testBootResources},
 		{"BootResourcesConcurrent", testBootResourcesConcurrent},
 	}
