@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,15 +72,6 @@ func within(t *testing.T, what string, d time.Duration, cond func() bool) {
 	}
 }
 
-func contains(lines []string, want string) bool {
-	for _, l := range lines {
-		if l == want {
-			return true
-		}
-	}
-	return false
-}
-
 // TestDNSWithDig proves the racks' DNS with the real dig: every record type
 // with its TTL, NXDOMAIN with the SOA, zone transfers refused until an
 // admin lists the address, recursion refused to a client outside the
@@ -112,7 +104,7 @@ func TestDNSWithDig(t *testing.T) {
 		within(t, "vip.maas and node1.maas resolve", 5*time.Second, func() bool {
 			_, l := dig(t, ns, "vip.maas", "AAAA")
 			_, n := dig(t, ns, "node1.maas", "A")
-			return contains(l, "vip.maas. 45 IN AAAA 2001:db8::20") && len(n) == 1
+			return slices.Contains(l, "vip.maas. 45 IN AAAA 2001:db8::20") && len(n) == 1
 		})
 		for _, c := range []struct {
 			args []string
@@ -130,7 +122,7 @@ func TestDNSWithDig(t *testing.T) {
 			{[]string{"_ldap._tcp.maas", "SRV"}, "_ldap._tcp.maas. 60 IN SRV 0 5 389 node1.maas."},
 		} {
 			status, lines := dig(t, ns, append(c.args, "+norec")...)
-			if status != "NOERROR" || !contains(lines, c.want) {
+			if status != "NOERROR" || !slices.Contains(lines, c.want) {
 				t.Errorf("dig %v: %s %q; want NOERROR with %q", c.args, status, lines, c.want)
 			}
 		}
@@ -159,7 +151,7 @@ func TestDNSWithDig(t *testing.T) {
 		}
 		within(t, "AXFR allowed to 127.0.0.1", 3*time.Second, func() bool {
 			_, l := dig(t, ns, "maas", "AXFR")
-			return contains(l, "vip.maas. 45 IN A 192.0.2.20")
+			return slices.Contains(l, "vip.maas. 45 IN A 192.0.2.20")
 		})
 		e.setConfig(e.admin, "dns_trusted_acl", "")
 
@@ -170,7 +162,7 @@ func TestDNSWithDig(t *testing.T) {
 		t0 := time.Now()
 		within(t, "node9.maas resolves after the rename", time.Second, func() bool {
 			_, l := dig(t, ns, "node9.maas", "A")
-			return contains(l, "node9.maas. 30 IN A 192.0.2.10")
+			return slices.Contains(l, "node9.maas. 30 IN A 192.0.2.10")
 		})
 		t.Logf("rename answered in %s", time.Since(t0).Round(time.Millisecond))
 		if s, _ := dig(t, ns, "node1.maas", "A"); s != "NXDOMAIN" {
@@ -199,14 +191,14 @@ func TestDNSWithDig(t *testing.T) {
 		defer func() { r.Close() }()
 		within(t, "the rack serves vip.maas", 3*time.Second, func() bool {
 			_, l := dig(t, r.DNS.String(), "vip.maas", "A")
-			return contains(l, "vip.maas. 45 IN A 192.0.2.20")
+			return slices.Contains(l, "vip.maas. 45 IN A 192.0.2.20")
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := e.srv.Close(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !contains(l, "vip.maas. 45 IN A 192.0.2.20") {
+		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !slices.Contains(l, "vip.maas. 45 IN A 192.0.2.20") {
 			t.Errorf("with the region gone the rack answers %q", l)
 		}
 		// Restarted with the region still gone, it answers from its cache.
@@ -216,7 +208,7 @@ func TestDNSWithDig(t *testing.T) {
 		if r, err = rack.Start(context.Background(), rack.Config{DataDir: rackDir, RegionURL: e.base, APIKey: e.admin, DNSAddr: "127.0.0.1:0"}); err != nil {
 			t.Fatal(err)
 		}
-		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !contains(l, "vip.maas. 45 IN A 192.0.2.20") {
+		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !slices.Contains(l, "vip.maas. 45 IN A 192.0.2.20") {
 			t.Errorf("a rack restarted without its region answers %q", l)
 		}
 	}, withDNS)

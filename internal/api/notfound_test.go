@@ -32,16 +32,14 @@ func TestUnknownIDs(t *testing.T) {
 			if strings.HasPrefix(h.Name, "BootSourceSelection") {
 				model = "BootSource" // MAAS looks the source up first
 			}
-<<<<<<< HEAD
 			if h.Name == "DNSResourceRecordHandler" {
 				model = "DNSData" // MAAS's model of a record
-=======
+			}
 			if strings.HasPrefix(h.Name, "NodeScriptResult") {
 				model = "Node" // MAAS looks the node up first
 			}
 			if h.Name == "NodeScriptHandler" {
 				model = "Script" // MAAS's model
->>>>>>> scripts
 			}
 			path := strings.TrimPrefix(h.Path, "/MAAS/api/2.0/")
 			for _, p := range h.Params {

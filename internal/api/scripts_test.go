@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -88,7 +89,7 @@ func TestScriptsAPI(t *testing.T) {
 		a = e.mustCLI(200, http.MethodPut, "scripts/disk-speed", e.admin, cliBody(
 			cliPart{name: "script", file: "x.sh", value: v2}, cliPart{name: "comment", value: "second"}))
 		json.Unmarshal(a.body, &sc)
-		if len(sc.History) != 2 || sc.History[0].Comment != "second" || !contains(sc.Tags, "mine") {
+		if len(sc.History) != 2 || sc.History[0].Comment != "second" || !slices.Contains(sc.Tags, "mine") {
 			t.Fatalf("updated %+v", sc)
 		}
 		first := sc.History[1].ID
@@ -110,7 +111,7 @@ func TestScriptsAPI(t *testing.T) {
 			t.Fatalf("reverted %+v", sc)
 		}
 		e.must(200, http.MethodPost, "scripts/disk-speed", e.admin, url.Values{"op": {"remove_tag"}, "tag": {"quick"}}, &sc)
-		if contains(sc.Tags, "quick") {
+		if slices.Contains(sc.Tags, "quick") {
 			t.Fatalf("tags %v", sc.Tags)
 		}
 
@@ -155,13 +156,4 @@ func TestScriptsAPI(t *testing.T) {
 			t.Fatalf("deleted: %d %s", code, b)
 		}
 	})
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
