@@ -118,12 +118,18 @@ func (rt route) actionName() string {
 func (s *Server) handle(res resource) {
 	s.resources = append(s.resources, res)
 	for _, p := range append([]string{res.path}, res.aliases...) {
+		// A path ending in a parameter (MAAS's partition/{id}) matches
+		// exactly as it is; "{$}" makes the others exact.
+		exact := p
+		if strings.HasSuffix(p, "/") {
+			exact += "{$}"
+		}
 		for _, rt := range res.routes {
 			if rt.stream != nil {
-				s.mux.HandleFunc(rt.method+" "+Prefix+p+"{$}", s.withHash(rt.stream))
+				s.mux.HandleFunc(rt.method+" "+Prefix+exact, s.withHash(rt.stream))
 			}
 		}
-		s.mux.HandleFunc(Prefix+p+"{$}", s.withHash(s.dispatch(res)))
+		s.mux.HandleFunc(Prefix+exact, s.withHash(s.dispatch(res)))
 	}
 }
 

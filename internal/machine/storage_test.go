@@ -41,3 +41,35 @@ func TestStorageAfterCommissioning(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckStorageEdit(t *testing.T) {
+	admin, alice := Actor{Name: "admin", Admin: true}, Actor{Name: "alice"}
+	e := StorageEdit{Allocated: true, NotReady: "not ready", Forbidden: "no rights"}
+	readyOnly := StorageEdit{NotReady: "not ready", Forbidden: "no rights"}
+	for _, tc := range []struct {
+		name string
+		a    Actor
+		m    Machine
+		e    StorageEdit
+		want string
+	}{
+		{"admin on Ready", admin, Machine{Status: Ready}, e, ""},
+		{"user on a Ready machine", alice, Machine{Status: Ready}, e, "no rights"},
+		{"owner on Allocated", alice, Machine{Status: Allocated, Owner: "alice"}, e, ""},
+		{"owner on Allocated, Ready only", alice, Machine{Status: Allocated, Owner: "alice"}, readyOnly, "not ready"},
+		{"admin on Deployed", admin, Machine{Status: Deployed, Owner: "alice"}, e, "not ready"},
+		{"locked", admin, Machine{Status: Ready, Locked: true}, e, "not allowed to format this machine: the machine is locked; unlock it first"},
+	} {
+		err := CheckStorageEdit(tc.a, &tc.m, "format", tc.e)
+		if got := errText(err); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -225,6 +225,28 @@ func TagDisk(c Config, dev, tag string, add bool) (Config, error) {
 	return c, badRequest("Cannot change the tags of a virtual block device.")
 }
 
+// TagPartition adds (add) or removes a tag of a partition.
+func TagPartition(c Config, name, tag string, add bool) (Config, error) {
+	if tag == "" {
+		return c, fieldErr("tag", "This field is required.")
+	}
+	c = c.clone()
+	for i, t := range c.Tables {
+		for j, p := range t.Partitions {
+			if PartitionName(t.Disk, p.Number) != name {
+				continue
+			}
+			tags := slices.DeleteFunc(slices.Clone(p.Tags), func(s string) bool { return s == tag })
+			if add {
+				tags = append(tags, tag)
+			}
+			c.Tables[i].Partitions[j].Tags = tags
+			return c, nil
+		}
+	}
+	return c, fmt.Errorf("no partition %s", name)
+}
+
 // inUse says what dev serves as, or "".
 func (c Config) inUse(dev string) string {
 	if _, ok := c.Table(dev); ok {

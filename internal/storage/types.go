@@ -68,6 +68,7 @@ type Partition struct {
 	Size     int64         `json:"size"`
 	Bootable bool          `json:"bootable,omitempty"`
 	Type     PartitionType `json:"type,omitempty"`
+	Tags     []string      `json:"tags,omitempty"`
 }
 
 // PartitionName is MAAS's name for partition n of disk: sda-part2.
