@@ -84,6 +84,7 @@ var docs = map[string]string{
 		opt("not_in_zone", "string", "Zones it must not be in."),
 		opt("pool", "string", "The pool it must be in."),
 		opt("not_in_pool", "string", "Pools it must not be in."),
+		opt("storage", "string", "Disks the machine must have, as MAAS and Juju write them: [label:]size[(tag,...)],... with sizes in GB; the first is the disk / is on (or with the partition tag the partition), the others unused disks or partitions. constraints_by_type's storage maps each label to the block device ids (\"partition:ID\" for partitions) matched."),
 		opt("dry_run", "boolean", "Only say which machine would be allocated."),
 		opt("comment", "string", "Recorded on the machine's timeline.")),
 	"MachinesHandler release":          doc("Release several machines.", "", req("machines", "string", "The system IDs (repeat the parameter)."), opt("comment", "string", "Recorded on each machine's timeline.")),

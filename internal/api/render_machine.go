@@ -52,7 +52,7 @@ type machineJSON struct {
 	Zone                zoneJSON          `json:"zone"`
 	Pool                poolJSON          `json:"pool"`
 	DisableIPv4         bool              `json:"disable_ipv4"`
-	ConstraintsMap      *struct{}         `json:"constraints_by_type,omitempty"` // allocation answers only
+	ConstraintsMap      any               `json:"constraints_by_type,omitempty"` // allocation answers only
 	BootDisk            *blockJSON        `json:"boot_disk"`
 	BlockDevices        []blockJSON       `json:"blockdevice_set"`
 	PhysicalBlock       []blockJSON       `json:"physicalblockdevice_set"`

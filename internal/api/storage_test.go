@@ -380,3 +380,33 @@ func (e *env) uploadTarball(name string) {
 		e.t.Fatalf("upload %s: %d %s", name, code, body)
 	}
 }
+
+// TestAllocateByStorage allocates with MAAS's storage= constraint and
+// reads constraints_by_type.
+func TestAllocateByStorage(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		small, big := "52:54:00:5a:06:01", "52:54:00:5a:06:02"
+		e.readyWith("small", small, storageInventory(small, "bios", disk("sda", "A", 20*gib, false)))
+		sid := e.readyWith("big", big, storageInventory(big, "bios", disk("sda", "B", 100*gib, true), disk("sdb", "C", 500*gib, false)))
+		var got struct {
+			SystemID    string `json:"system_id"`
+			Constraints struct {
+				Storage map[string][]any `json:"storage"`
+			} `json:"constraints_by_type"`
+		}
+		e.must(200, "POST", "machines/", e.user, url.Values{"op": {"allocate"}, "storage": {"root:50(ssd),data:400(rotary)"}, "dry_run": {"true"}}, &got)
+		if got.SystemID != sid || len(got.Constraints.Storage["root"]) != 1 || got.Constraints.Storage["root"][0] != float64(1) || got.Constraints.Storage["data"][0] != float64(2) {
+			t.Fatalf("dry run: %+v", got)
+		}
+		e.must(200, "POST", "machines/", e.user, url.Values{"op": {"allocate"}, "storage": {"root:50,data:400"}}, &got)
+		if got.SystemID != sid || got.Constraints.Storage["data"][0] != float64(2) {
+			t.Fatalf("allocated: %+v", got)
+		}
+		if code, body := e.call("POST", "machines/", e.user, url.Values{"op": {"allocate"}, "storage": {"root:10(nvme)"}}); code != 409 || !strings.Contains(string(body), "No available machine matches constraints") {
+			t.Fatalf("no match: %d %s", code, body)
+		}
+		if code, body := e.call("POST", "machines/", e.user, url.Values{"op": {"allocate"}, "storage": {"root:ten"}}); code != 400 || !strings.Contains(string(body), `{"storage":["malformed storage constraint`) {
+			t.Fatalf("bad constraint: %d %s", code, body)
+		}
+	})
+}
