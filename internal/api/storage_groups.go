@@ -257,9 +257,6 @@ func (s *Server) cacheSetRoutes() []route {
 // setStorageLayout is MAAS's machine op=set_storage_layout.
 func (s *Server) setStorageLayout(w http.ResponseWriter, r *request) error {
 	layout := r.form.Get("storage_layout")
-	if layout == "" {
-		return badField("storage_layout", "This field is required.")
-	}
 	noPart, err := boolParam(r, "cache_no_part")
 	if err != nil {
 		return err

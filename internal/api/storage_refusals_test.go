@@ -143,3 +143,49 @@ func TestDeployRefusesUnbootableStorage(t *testing.T) {
 		}
 	})
 }
+
+// TestStorageUnknownIDs calls every action of the storage resources that
+// name an object, on a machine that exists, with ids that name nothing:
+// MAAS's 404 naming the model looked up (the block device before its
+// partition), as text/plain.
+func TestStorageUnknownIDs(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		mac := "52:54:00:5a:07:01"
+		sid := e.readyWith("ids1", mac, storageInventory(mac, "bios", disk("sda", "A", 20*gib, false)))
+		models := map[string]string{
+			"BlockDeviceHandler": "BlockDevice", "PartitionsHandler": "BlockDevice", "PartitionHandler": "BlockDevice",
+			"VolumeGroupHandler": "VolumeGroup", "RaidHandler": "RAID", "BcacheHandler": "Bcache", "BcacheCacheSetHandler": "CacheSet",
+		}
+		n := 0
+		for _, res := range e.describe().Resources {
+			h := res.Auth
+			if h == nil || models[h.Name] == "" {
+				continue
+			}
+			path := strings.NewReplacer("{system_id}", sid, "{device_id}", "987654", "{id}", "987654").Replace(strings.TrimPrefix(h.Path, "/MAAS/api/2.0/"))
+			for _, a := range h.Actions {
+				p := path
+				if a.Op != nil {
+					p += "?op=" + *a.Op
+				}
+				var body []byte
+				if a.Method == http.MethodPost || a.Method == http.MethodPut {
+					body = cliBody(cliPart{name: "name", value: "x"})
+				}
+				got := e.cli(a.Method, p, e.admin, body)
+				want := "No " + models[h.Name] + " matches the given query."
+				if got.code != http.StatusNotFound || string(got.body) != want || got.header.Get("Content-Type") != "text/plain" {
+					t.Errorf("%s %s: %d %q, want 404 %q", a.Method, p, got.code, got.body, want)
+				}
+				n++
+			}
+		}
+		if n < 25 {
+			t.Fatalf("only %d storage actions tried", n)
+		}
+		// A partition id that is not on the block device named.
+		if got := e.cli("GET", "nodes/"+sid+"/blockdevices/1/partition/987654", e.admin, nil); got.code != 404 || string(got.body) != "No Partition matches the given query." {
+			t.Errorf("unknown partition: %d %q", got.code, got.body)
+		}
+	})
+}

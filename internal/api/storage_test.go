@@ -244,6 +244,12 @@ func TestSetStorageLayout(t *testing.T) {
 		if s.Physical[0].Table != nil || s.Physical[0].UsedFor != "Unused" || s.Physical[0].ID != 1 {
 			t.Fatalf("blank: %+v", s.Physical[0])
 		}
+		// restore_storage_configuration lays out the default (flat) afresh.
+		e.must(200, "POST", "machines/"+sid+"/", e.admin, url.Values{"op": {"restore_storage_configuration"}}, nil)
+		if s := e.storage(sid); s.Physical[0].ID != 1 || len(s.Physical[0].Partitions) != 1 || *s.Physical[0].Partitions[0].Filesystem.MountPoint != "/" {
+			t.Fatalf("restored: %+v", s.Physical[0])
+		}
+		set(200, e.admin, url.Values{"storage_layout": {"blank"}})
 		// Refusals in MAAS's words, and nothing stored.
 		before := e.rawStorage(sid)
 		for _, tc := range []struct {

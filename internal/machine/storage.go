@@ -49,26 +49,35 @@ func StorageAfterCommissioning(old *storage.Config, inv Inventory, layout string
 	if old != nil && storage.SameDisks(old.Disks, disks) {
 		return old, ""
 	}
-	why := ""
+	c, text := LayStorage(old, inv, layout)
 	if old != nil {
-		why = "the disks changed, so the storage configuration was reset; "
+		text = upper(strings.TrimSuffix("the disks changed, so the storage configuration was reset; "+text, "; "))
 	}
+	return c, text
+}
+
+// LayStorage computes the layout named for the inventory's disks afresh
+// (restore_storage_configuration, and commissioning when the disks
+// changed). Disks keep their ids by name and new ones get the next (1,
+// 2, ... at first), which also orders MAAS's boot disk choice; the old
+// configuration's other ids are not given again. No disks, or a layout
+// that does not fit, leave no configuration; the text says what was done.
+func LayStorage(old *storage.Config, inv Inventory, layout string) (*storage.Config, string) {
+	disks := StorageDisks(inv)
 	var prev storage.Config
 	if old != nil {
 		prev = *old
 	}
 	if len(disks) == 0 {
-		return nil, strings.TrimSuffix(why, "; ")
+		return nil, ""
 	}
-	// Disks keep their ids by name; new ones get the next (1, 2, ... on
-	// a first commissioning), which also orders MAAS's boot disk choice.
 	base := prev.Relayout(storage.Config{Disks: disks})
 	c, err := storage.ApplyLayout(layout, storage.Machine{Disks: base.Disks, Firmware: inv.StorageFirmware()}, storage.LayoutParams{AllowFallback: true})
 	if err != nil {
-		return nil, fmt.Sprintf("%sthe %s storage layout was not applied: %v", upper(why), layout, err)
+		return nil, fmt.Sprintf("the %s storage layout was not applied: %v", layout, err)
 	}
 	c = base.Relayout(c)
-	return &c, fmt.Sprintf("%sthe %s storage layout was applied", upper(why), c.Layout)
+	return &c, fmt.Sprintf("the %s storage layout was applied", c.Layout)
 }
 
 func upper(s string) string {

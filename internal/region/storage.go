@@ -99,6 +99,12 @@ func (s *Service) SetStorageLayout(ctx context.Context, actor machine.Actor, sys
 		Forbidden: "You do not have permission to change the storage layout of this machine.",
 	}
 	return s.EditStorage(ctx, actor, systemID, "set_storage_layout", rule, func(c storage.Config, fw storage.Firmware) (storage.Config, error) {
+		if layout == "" {
+			// After the machine and its status, as MAAS checks.
+			e := storage.FieldErrors{}
+			e.Add("storage_layout", "This field is required.")
+			return c, e
+		}
 		next, err := storage.ApplyLayout(layout, storage.Machine{Disks: c.Disks, BootDisk: c.BootDisk, Firmware: fw}, p)
 		if err == nil {
 			return c.Relayout(next), nil
@@ -176,4 +182,30 @@ func taskStorage(m machine.Machine, filetype string) *storage.Config {
 	}
 	c := m.StorageConfig.Clone()
 	return &c
+}
+
+// RestoreStorage is MAAS's restore_storage_configuration: the machine's
+// storage goes back to what commissioning made of it, the
+// default_storage_layout over the disks it found (a layout that does not
+// fit leaves none). The checks are machine.CheckRestore's.
+func (s *Service) RestoreStorage(ctx context.Context, actor machine.Actor, systemID string, what machine.Restore) (machine.Machine, error) {
+	layout := s.storageLayoutSetting(ctx)
+	return s.update(ctx, systemID, func(m *machine.Machine) ([]machine.Event, error) {
+		if !machine.CanView(actor, m) {
+			return nil, fmt.Errorf("machine %s: %w", systemID, store.ErrNotFound)
+		}
+		if err := machine.CheckRestore(actor, m, what); err != nil {
+			return nil, err
+		}
+		if m.Inventory == nil {
+			return nil, nil
+		}
+		old := StorageOf(m)
+		c, text := machine.LayStorage(&old, *m.Inventory, layout)
+		m.StorageConfig = c
+		if text == "" {
+			return nil, nil
+		}
+		return []machine.Event{{Type: "Storage", Level: machine.LevelInfo, Created: s.Now(), Description: "Storage configuration restored: " + text}}, nil
+	})
 }
