@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -186,6 +187,38 @@ func TestStorageUnknownIDs(t *testing.T) {
 		// A partition id that is not on the block device named.
 		if got := e.cli("GET", "nodes/"+sid+"/blockdevices/1/partition/987654", e.admin, nil); got.code != 404 || string(got.body) != "No Partition matches the given query." {
 			t.Errorf("unknown partition: %d %q", got.code, got.body)
+		}
+	})
+}
+
+// TestStorageConcurrentEdits sends edits of one machine at once: each is
+// a read, an edit and a write under the machine's version, so none is
+// lost and no id is given twice.
+func TestStorageConcurrentEdits(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		mac := "52:54:00:5a:08:01"
+		sid := e.readyWith("cc1", mac, storageInventory(mac, "bios", disk("sda", "A", 20*gib, false), disk("sdb", "B", 20*gib, false)))
+		const n = 8
+		var wg sync.WaitGroup
+		codes := make([]int, n)
+		for i := range n {
+			wg.Go(func() {
+				codes[i], _ = e.call("POST", "nodes/"+sid+"/blockdevices/2/partitions/", e.admin, url.Values{"size": {"1G"}})
+			})
+		}
+		wg.Wait()
+		for i, c := range codes {
+			if c != 200 {
+				t.Fatalf("edit %d: %d", i, c)
+			}
+		}
+		parts := e.storage(sid).Physical[1].Partitions
+		ids := map[int]bool{}
+		for _, p := range parts {
+			ids[p.ID] = true
+		}
+		if len(parts) != n || len(ids) != n {
+			t.Fatalf("%d concurrent partitions: %d stored, %d ids", n, len(parts), len(ids))
 		}
 	})
 }
