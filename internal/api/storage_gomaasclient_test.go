@@ -97,6 +97,21 @@ func TestGomaasclientStorage(t *testing.T) {
 		if len(vgs) != 1 || len(vgs[0].LogicalVolumes) != 2 || len(raids) != 1 {
 			t.Fatalf("groups: %+v %+v", vgs, raids)
 		}
+		vg1, err := c.VolumeGroup.Update(sid, vg.ID, &entity.VolumeGroupUpdateParams{Name: "vg1"})
+		must("VolumeGroup.Update", err)
+		if vg1.Name != "vg1" || vg1.LogicalVolumes[0].Name != "vg1-root" {
+			t.Fatalf("renamed volume group: %+v", vg1)
+		}
+		sdcPart, err := c.BlockDevicePartitions.Create(sid, 2, &entity.BlockDevicePartitionParams{})
+		must("BlockDevicePartitions.Create", err)
+		r2, err := c.RAID.Update(sid, raid.ID, &entity.RAIDUpdateParams{Name: "md-root", AddSparePartitions: []string{strconv.Itoa(sdcPart.ID)}})
+		must("RAID.Update", err)
+		if r2.Name != "md-root" || len(r2.SpareDevices) != 1 {
+			t.Fatalf("updated RAID: %+v", r2)
+		}
+		_, err = c.RAID.Update(sid, raid.ID, &entity.RAIDUpdateParams{RemoveSparePartitions: []string{strconv.Itoa(sdcPart.ID)}})
+		must("RAID.Update", err)
+		must("BlockDevicePartition.Delete", c.BlockDevicePartition.Delete(sid, 2, sdcPart.ID))
 		// Taking it apart, top down; the bottom refuses while used.
 		if err := c.RAID.Delete(sid, raid.ID); err == nil {
 			t.Fatal("a RAID under a volume group was deleted")

@@ -86,6 +86,35 @@ func (s *Server) deleteOf(model, object string, ids func(storage.Config) []int, 
 	}
 }
 
+// updateGroup is PUT on a volume group or RAID: name, and MAAS's
+// add_/remove_ block devices, partitions and spares.
+func (s *Server) updateGroup(model, object string, ids func(storage.Config) []int,
+	upd func(c storage.Config, i int, ch storage.GroupChange) (storage.Config, error), render func(v *storageView, i int) any) handlerFunc {
+	return func(w http.ResponseWriter, r *request) error {
+		var at int
+		return s.edit(w, r, "update", readyOnly("update", object, "machine"), func(c storage.Config, _ storage.Firmware) (storage.Config, error) {
+			i, err := groupByID(r, model, ids(c))
+			if err != nil {
+				return c, err
+			}
+			ch := storage.GroupChange{Name: r.form.Get("name")}
+			for _, x := range []struct {
+				list        *[]string
+				field, part string
+			}{
+				{&ch.Add, "add_block_devices", "add_partitions"}, {&ch.Remove, "remove_block_devices", "remove_partitions"},
+				{&ch.AddSpares, "add_spare_devices", "add_spare_partitions"}, {&ch.RemoveSpares, "remove_spare_devices", "remove_spare_partitions"},
+			} {
+				if *x.list, err = deviceRefs(r, c, x.field, x.part); err != nil {
+					return c, err
+				}
+			}
+			at = i
+			return upd(c, i, ch)
+		}, func(v *storageView) any { return render(v, at) })
+	}
+}
+
 func (s *Server) volumeGroupsRoutes() []route {
 	return []route{
 		get("", authenticated, s.listOf(func(v *storageView) any {
@@ -111,6 +140,9 @@ func (s *Server) volumeGroupsRoutes() []route {
 func (s *Server) volumeGroupRoutes() []route {
 	return []route{
 		get("", authenticated, s.oneOf("VolumeGroup", vgIDs, func(v *storageView, i int) any { return v.vg(v.c.VolumeGroups[i]) })),
+		put(authenticated, s.updateGroup("VolumeGroup", "volume group", vgIDs, func(c storage.Config, i int, ch storage.GroupChange) (storage.Config, error) {
+			return storage.UpdateVG(c, c.VolumeGroups[i].Name, ch)
+		}, func(v *storageView, i int) any { return v.vg(v.c.VolumeGroups[i]) })),
 		del(authenticated, s.deleteOf("VolumeGroup", "volume group", vgIDs, func(c storage.Config, i int) (storage.Config, error) {
 			return storage.DeleteVG(c, c.VolumeGroups[i].Name)
 		})),
@@ -175,6 +207,9 @@ func (s *Server) raidsRoutes() []route {
 func (s *Server) raidRoutes() []route {
 	return []route{
 		get("", authenticated, s.oneOf("RAID", raidIDs, func(v *storageView, i int) any { return v.raid(v.c.RAIDs[i]) })),
+		put(authenticated, s.updateGroup("RAID", "RAID", raidIDs, func(c storage.Config, i int, ch storage.GroupChange) (storage.Config, error) {
+			return storage.UpdateRAID(c, c.RAIDs[i].Name, ch)
+		}, func(v *storageView, i int) any { return v.raid(v.c.RAIDs[i]) })),
 		del(authenticated, s.deleteOf("RAID", "RAID", raidIDs, func(c storage.Config, i int) (storage.Config, error) {
 			return storage.DeleteRAID(c, c.RAIDs[i].Name)
 		})),

@@ -116,3 +116,33 @@ func TestRelayoutKeepsDiskIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestUpdateGroups(t *testing.T) {
+	c := Config{Disks: []Disk{{Name: "sda", Size: 10 * GiB}, {Name: "sdb", Size: 10 * GiB}, {Name: "sdc", Size: 10 * GiB}, {Name: "sdd", Size: 1 * GiB}}}.WithIDs()
+	c, _ = CreateRAID(c, "md0", RAID1, []string{"sda", "sdb"}, nil)
+	c, _ = CreateVG(c, "vg0", []string{"md0"})
+	c, _, _ = CreateLV(c, "vg0", "root", "")
+	c, _ = Format(c, "vg0-root", Ext4, "", "")
+	next, err := UpdateRAID(c, "md0", GroupChange{Name: "mdroot", AddSpares: []string{"sdc"}})
+	if err != nil || next.RAIDs[0].Name != "mdroot" || next.VolumeGroups[0].Devices[0] != "mdroot" || len(next.RAIDs[0].Spares) != 1 {
+		t.Fatalf("rename RAID: %+v %v", next.RAIDs, err)
+	}
+	next, err = UpdateVG(c, "vg0", GroupChange{Name: "vg1"})
+	if err != nil || next.Filesystems[0].Device != "vg1-root" {
+		t.Fatalf("rename VG: %+v %v", next.Filesystems, err)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a RAID 1 of one", second(UpdateRAID(c, "md0", GroupChange{Remove: []string{"sdb"}})), "RAID level 1 must have at least 2"},
+		{"a member in use", second(UpdateRAID(c, "md0", GroupChange{Add: []string{"md0"}})), "already in use"},
+		{"a VG too small", second(UpdateVG(c, "vg0", GroupChange{Add: []string{"sdd"}, Remove: []string{"md0"}})), "would be smaller than its logical volumes"},
+		{"not a member", second(UpdateVG(c, "vg0", GroupChange{Remove: []string{"sdd"}})), "sdd is not one of the devices."},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
