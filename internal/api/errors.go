@@ -9,6 +9,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/fielderr"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/storage"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -63,6 +64,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		nf  *notFoundError
 		br  *badRequest
 		fes fielderr.Errors
+		sbr *storage.BadRequest
+		lr  *region.LayoutRefused
+		sr  *region.StorageRefused
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -75,6 +79,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(br.msg))
+	case errors.As(err, &fes):
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, fes)
+	case errors.As(err, &sr):
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{"storage": sr.Issues})
+	case errors.As(err, &sbr), errors.As(err, &lr):
+		writeText(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
 	case errors.As(err, &fes):

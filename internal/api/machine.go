@@ -28,6 +28,9 @@ func (s *Server) machineRoutes() []route {
 		post("restore_networking_configuration", authenticated, s.restore(machine.RestoreNetworking)),
 		post("restore_storage_configuration", authenticated, s.restore(machine.RestoreStorage)),
 		post("restore_default_configuration", authenticated, s.restore(machine.RestoreDefault)),
+		post("set_storage_layout", authenticated, s.setStorageLayout),
+		post("mount_special", authenticated, s.mountSpecial),
+		post("unmount_special", authenticated, s.unmountSpecial),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {

@@ -11,13 +11,20 @@ import (
 
 // MAAS's operations on one machine that are not lifecycle actions.
 
-// restore serves MAAS's restore_*_configuration with MAAS's checks.
-// Anvil has no editable network or storage configuration yet (a machine's
-// interfaces are the ones enlistment and commissioning found, and it has
-// no storage layout), so there is nothing to reset: the machine is
-// answered as it is.
+// restore serves MAAS's restore_*_configuration with MAAS's checks. The
+// storage configuration goes back to the default layout over the disks
+// commissioning found; Anvil has no editable network configuration yet
+// (a machine's interfaces are the ones enlistment and commissioning
+// found), so that part resets nothing.
 func (s *Server) restore(what machine.Restore) handlerFunc {
 	return func(w http.ResponseWriter, r *request) error {
+		if what == machine.RestoreStorage || what == machine.RestoreDefault {
+			m, err := s.svc.RestoreStorage(r.Context(), r.who.actor(), r.id, what)
+			if err != nil {
+				return err
+			}
+			return s.writeMachine(w, r, http.StatusOK, &m)
+		}
 		m, err := s.visibleMachine(r)
 		if err != nil {
 			return err

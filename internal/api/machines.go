@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/region"
+	"github.com/anvilmetal/anvil/internal/storage"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -248,7 +250,7 @@ func (s *Server) isRegistered(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) allocate(w http.ResponseWriter, r *request) error {
-	for _, unsupported := range []string{"storage", "interfaces", "not_subnets", "subnets", "fabrics", "not_fabrics", "fabric_classes", "not_fabric_classes", "devices"} {
+	for _, unsupported := range []string{"interfaces", "not_subnets", "subnets", "fabrics", "not_fabrics", "fabric_classes", "not_fabric_classes", "devices"} {
 		if r.form.Get(unsupported) != "" {
 			return badField(unsupported, "this constraint is not supported by Anvil yet")
 		}
@@ -266,11 +268,18 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	disks, err := storage.ParseStorageConstraint(r.form.Get("storage"))
+	if err != nil {
+		return badField("storage", "%v", err)
+	}
 	f.VisibleTo = ""
 	candidates := func(m *machine.Machine) bool {
+		if _, ok := storage.MatchStorage(disks, region.StorageOf(m)); !ok {
+			return false
+		}
 		return !contains(notZones, m.Zone) && !contains(notPools, m.Pool)
 	}
-	if dry || len(notZones)+len(notPools) > 0 {
+	if dry || len(notZones)+len(notPools)+len(disks) > 0 {
 		// Exclusions are rare: filter candidates here and allocate by id.
 		ms, err := s.store.ListMachines(r.Context(), withReady(f))
 		if err != nil {
@@ -301,6 +310,20 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 	return s.writeAllocated(w, r, &m)
 }
 
+// constraintsByType is MAAS's constraints_by_type for the storage asked
+// for: each labelled constraint's block devices (ids, or "partition:ID").
+func constraintsByType(r *request, m *machine.Machine) map[string]any {
+	out := map[string]any{}
+	disks, err := storage.ParseStorageConstraint(r.form.Get("storage"))
+	if err != nil || len(disks) == 0 {
+		return out
+	}
+	if matched, ok := storage.MatchStorage(disks, region.StorageOf(m)); ok {
+		out["storage"] = matched
+	}
+	return out
+}
+
 func withReady(f store.MachineFilter) store.MachineFilter {
 	f.Statuses = []machine.Status{machine.Ready}
 	f.Owners = []string{""}
@@ -319,7 +342,7 @@ func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Ma
 		return err
 	}
 	j := renderMachine(m, n, false)
-	j.ConstraintsMap = &struct{}{}
+	j.ConstraintsMap = constraintsByType(r, m)
 	writeJSON(w, http.StatusOK, j)
 	return nil
 }

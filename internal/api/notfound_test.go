@@ -21,7 +21,7 @@ func TestUnknownIDs(t *testing.T) {
 		// What MAAS does otherwise for these: a delete of no such user
 		// is answered as done.
 		skip := map[string]bool{"UserHandler delete": true}
-		ids := map[string]string{"system_id": "xyz999", "id": "987654", "boot_source_id": "987654", "name": "nosuch", "username": "nosuch"}
+		ids := map[string]string{"system_id": "xyz999", "id": "987654", "device_id": "987654", "boot_source_id": "987654", "name": "nosuch", "username": "nosuch"}
 		n := 0
 		for _, res := range d.Resources {
 			h := res.Auth
@@ -34,6 +34,9 @@ func TestUnknownIDs(t *testing.T) {
 			}
 			if h.Name == "DNSResourceRecordHandler" {
 				model = "DNSData" // MAAS's model of a record
+			}
+			if strings.Contains(h.Path, "/nodes/{system_id}/") && !strings.HasSuffix(h.Path, "/nodes/{system_id}/") {
+				model = "Machine" // so it does the machine of a machine's storage
 			}
 			if strings.HasPrefix(h.Name, "NodeScriptResult") {
 				model = "Node" // MAAS looks the node up first

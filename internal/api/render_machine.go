@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/region"
 )
 
 // machineJSON is a machine as MAAS renders it: every field of MAAS's
@@ -24,8 +25,8 @@ type machineJSON struct {
 	Owner               *string           `json:"owner"`
 	OwnerData           map[string]string `json:"owner_data"`
 	Locked              bool              `json:"locked"`
-	CacheSets           []any             `json:"cache_sets"`
-	BCaches             []any             `json:"bcaches"`
+	CacheSets           []cacheSetJSON    `json:"cache_sets"`
+	BCaches             []bcacheJSON      `json:"bcaches"`
 	BIOSBootMethod      *string           `json:"bios_boot_method"`
 	BootInterface       *ifaceJSON        `json:"boot_interface"`
 	Architecture        string            `json:"architecture"`
@@ -51,19 +52,19 @@ type machineJSON struct {
 	Zone                zoneJSON          `json:"zone"`
 	Pool                poolJSON          `json:"pool"`
 	DisableIPv4         bool              `json:"disable_ipv4"`
-	ConstraintsMap      *struct{}         `json:"constraints_by_type,omitempty"` // allocation answers only
+	ConstraintsMap      any               `json:"constraints_by_type,omitempty"` // allocation answers only
 	BootDisk            *blockJSON        `json:"boot_disk"`
 	BlockDevices        []blockJSON       `json:"blockdevice_set"`
 	PhysicalBlock       []blockJSON       `json:"physicalblockdevice_set"`
-	VirtualBlock        []any             `json:"virtualblockdevice_set"`
-	VolumeGroups        []any             `json:"volume_groups"`
-	RAIDs               []any             `json:"raids"`
+	VirtualBlock        []blockJSON       `json:"virtualblockdevice_set"`
+	VolumeGroups        []vgJSON          `json:"volume_groups"`
+	RAIDs               []raidJSON        `json:"raids"`
 	StatusAction        *string           `json:"status_action"`
 	StatusMessage       *string           `json:"status_message"`
 	StatusName          string            `json:"status_name"`
 	NodeType            int               `json:"node_type"`
 	NodeTypeName        string            `json:"node_type_name"`
-	SpecialFilesystems  []any             `json:"special_filesystems"`
+	SpecialFilesystems  []fsJSON          `json:"special_filesystems"`
 	Parent              *struct{}         `json:"parent"`
 	DefaultGateways     gatewaysJSON      `json:"default_gateways"`
 	CommissioningResult *int64            `json:"current_commissioning_result_id"`
@@ -152,15 +153,15 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 	j := machineJSON{
 		ResourceURI: machineURI(m.SystemID), SystemID: m.SystemID, Hostname: m.Hostname, Description: m.Description,
 		HardwareUUID: optional(m.HardwareUUID), Domain: renderDomain(m.Domain), FQDN: m.FQDN(),
-		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, CacheSets: []any{}, BCaches: []any{},
+		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, CacheSets: []cacheSetJSON{}, BCaches: []bcacheJSON{},
 		Architecture: m.Architecture, CPUCount: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
 		Status: int(m.Status), OSystem: m.OSystem, DistroSeries: m.DistroSeries, Netboot: m.NetbootFlag(),
 		PowerType: m.PowerType, PowerState: string(m.PowerState),
 		TagNames: append([]string{}, m.Tags...), IPAddresses: []string{},
 		Interfaces: make([]ifaceJSON, 0, len(m.Interfaces)), Zone: n.zone(m.Zone), Pool: n.pool(m.Pool),
-		BlockDevices: []blockJSON{}, PhysicalBlock: []blockJSON{}, VirtualBlock: []any{}, VolumeGroups: []any{}, RAIDs: []any{},
+		BlockDevices: []blockJSON{}, PhysicalBlock: []blockJSON{}, VirtualBlock: []blockJSON{}, VolumeGroups: []vgJSON{}, RAIDs: []raidJSON{},
 		StatusMessage: optional(m.StatusMessage), StatusName: m.Status.String(),
-		NodeType: 0, NodeTypeName: "Machine", SpecialFilesystems: []any{},
+		NodeType: 0, NodeTypeName: "Machine", SpecialFilesystems: []fsJSON{},
 		scriptStatusesJSON: scriptStatuses(m), HardwareInfo: hardwareInfo(m.Inventory),
 		NUMANodes:           []numaJSON{{Cores: cores(m.CPUCount), Memory: m.Memory, Hugepages: []any{}}},
 		WorkloadAnnotations: nonNil(m.OwnerData),
@@ -192,13 +193,9 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		for _, nic := range inv.NICs {
 			nics[nic.MAC] = nic
 		}
-		for k, d := range inv.Disks {
-			bd := renderDisk(m.SystemID, k+1, d)
-			j.PhysicalBlock, j.BlockDevices = append(j.PhysicalBlock, bd), append(j.BlockDevices, bd)
-			if j.BootDisk == nil && d.Size >= minBootDisk {
-				j.BootDisk = &bd
-			}
-		}
+	}
+	if m.StorageConfig != nil || m.Inventory != nil {
+		newStorageView(m.SystemID, region.StorageOf(m)).fill(&j)
 	}
 	for _, i := range m.Interfaces {
 		j.Interfaces = append(j.Interfaces, renderIface(m.SystemID, i, nics))
@@ -324,50 +321,29 @@ func renderIface(systemID string, i machine.Interface, nics map[string]machine.N
 	return j
 }
 
-// minBootDisk is the smallest disk MAAS picks as the boot disk (512 MiB).
-const minBootDisk = 512 << 20
-
-// blockJSON is a physical block device as MAAS renders one
-// (DISPLAYED_BLOCKDEVICE_FIELDS). Anvil does not partition yet, so every
-// disk is unused: no partitions, no filesystem, all of it available.
+// blockJSON is a block device as MAAS renders one
+// (DISPLAYED_BLOCKDEVICE_FIELDS); see render_storage.go.
 type blockJSON struct {
-	ID                 int64     `json:"id"`
-	Name               string    `json:"name"`
-	UUID               *string   `json:"uuid"`
-	Type               string    `json:"type"`
-	Path               string    `json:"path"`
-	Model              string    `json:"model"`
-	Serial             string    `json:"serial"`
-	IDPath             string    `json:"id_path"`
-	Size               int64     `json:"size"`
-	BlockSize          int       `json:"block_size"`
-	AvailableSize      int64     `json:"available_size"`
-	UsedSize           int64     `json:"used_size"`
-	UsedFor            string    `json:"used_for"`
-	Tags               []string  `json:"tags"`
-	Filesystem         *struct{} `json:"filesystem"`
-	PartitionTableType *string   `json:"partition_table_type"`
-	Partitions         []any     `json:"partitions"`
-	FirmwareVersion    *string   `json:"firmware_version"`
-	StoragePool        *string   `json:"storage_pool"`
-	NUMANode           int       `json:"numa_node"`
-	SystemID           string    `json:"system_id"`
-	ResourceURI        string    `json:"resource_uri"`
-}
-
-func renderDisk(systemID string, id int, d machine.Disk) blockJSON {
-	tag := "ssd"
-	if d.Rotational {
-		tag = "rotary"
-	}
-	bs := d.BlockSize
-	if bs == 0 {
-		bs = 512
-	}
-	return blockJSON{
-		ID: int64(id), Name: d.Name, Type: "physical", Model: d.Model, Serial: d.Serial, Size: d.Size, BlockSize: bs,
-		Path: "/dev/disk/by-dname/" + d.Name, IDPath: "/dev/" + d.Name, Tags: []string{tag},
-		AvailableSize: d.Size, UsedFor: "Unused", Partitions: []any{}, SystemID: systemID,
-		ResourceURI: Prefix + "nodes/" + systemID + "/blockdevices/" + itoa(int64(id)) + "/",
-	}
+	ID                 int64      `json:"id"`
+	Name               string     `json:"name"`
+	UUID               *string    `json:"uuid"`
+	Type               string     `json:"type"`
+	Path               string     `json:"path"`
+	Model              string     `json:"model"`
+	Serial             string     `json:"serial"`
+	IDPath             string     `json:"id_path"`
+	Size               int64      `json:"size"`
+	BlockSize          int        `json:"block_size"`
+	AvailableSize      int64      `json:"available_size"`
+	UsedSize           int64      `json:"used_size"`
+	UsedFor            string     `json:"used_for"`
+	Tags               []string   `json:"tags"`
+	Filesystem         *fsJSON    `json:"filesystem"`
+	PartitionTableType *string    `json:"partition_table_type"`
+	Partitions         []partJSON `json:"partitions"`
+	FirmwareVersion    *string    `json:"firmware_version"`
+	StoragePool        *string    `json:"storage_pool"`
+	NUMANode           int        `json:"numa_node"`
+	SystemID           string     `json:"system_id"`
+	ResourceURI        string     `json:"resource_uri"`
 }

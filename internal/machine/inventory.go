@@ -30,6 +30,9 @@ type Disk struct {
 	Size       int64  `json:"size"` // bytes
 	BlockSize  int    `json:"block_size,omitempty"`
 	Rotational bool   `json:"rotational"`
+	// IDPath is the stable /dev/disk/by-id path, when udev made one.
+	IDPath    string `json:"id_path,omitempty"`
+	Removable bool   `json:"removable,omitempty"`
 }
 
 // NIC is a network interface the environment saw.

@@ -1,6 +1,10 @@
 package machine
 
-import "time"
+import (
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/storage"
+)
 
 // PowerState is what Anvil last observed of a machine's power.
 type PowerState string
@@ -77,8 +81,12 @@ type Machine struct {
 	Inventory *Inventory
 	// Scripts summarises the newest script sets' results.
 	Scripts ScriptSummary
-	Created time.Time
-	Updated time.Time
+	// StorageConfig is the machine's storage configuration (the layout
+	// applied after commissioning, or one edited through the API); nil
+	// before commissioning, or when the layout did not fit.
+	StorageConfig *storage.Config
+	Created       time.Time
+	Updated       time.Time
 	// Version increases with every stored change; stores use it to refuse
 	// an update built on a stale read.
 	Version int64
@@ -124,6 +132,10 @@ func (m Machine) Clone() Machine {
 	if m.Inventory != nil {
 		inv := m.Inventory.Clone()
 		c.Inventory = &inv
+	}
+	if m.StorageConfig != nil {
+		sc := m.StorageConfig.Clone()
+		c.StorageConfig = &sc
 	}
 	c.PowerParams = cloneMap(m.PowerParams)
 	c.OwnerData = cloneMap(m.OwnerData)

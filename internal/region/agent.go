@@ -488,6 +488,11 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	if len(errText) > 4096 {
 		errText = errText[:4096]
 	}
+	layout := ""
+	if inv != nil {
+		// Read before the transaction: the store may have one connection.
+		layout = s.storageLayoutSetting(ctx)
+	}
 	before := func(m *machine.Machine) ([]machine.Event, error) {
 		if m.Status != issued {
 			return nil, fmt.Errorf("%w: machine %s is %s", ErrTokenExpired, systemID, m.Status)
@@ -496,7 +501,8 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 			return nil, nil
 		}
 		machine.ApplyInventory(m, *inv)
-		return []machine.Event{{Type: "Inventory", Level: machine.LevelInfo, Created: s.Now(), Description: inventorySummary(*inv)}}, nil
+		evs := []machine.Event{{Type: "Inventory", Level: machine.LevelInfo, Created: s.Now(), Description: inventorySummary(*inv)}}
+		return append(evs, s.applyCommissionedStorage(m, *inv, layout)...), nil
 	}
 	m, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: action, Comment: errText}, actOpts{before: before, results: files})
 	if err != nil {
@@ -532,6 +538,7 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 			return t, err
 		}
 		t.Image = &agentapi.Image{URL: imagesURL + f.SHA256, SHA256: f.SHA256, Size: f.Size, FileType: f.Filetype}
+		t.Storage = taskStorage(m, f.Filetype)
 		t.RebootByBMC = s.canReboot(m)
 		t.Hostname, t.UserData = m.Hostname, m.UserData
 		if m.Owner != "" {

@@ -76,6 +76,10 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 		reason += ": " + in.Comment
 	}
 	cfg := s.lifecycle(ctx)
+	filetype := ""
+	if in.Action == machine.Deploy {
+		filetype = s.deployFiletype(ctx, actor, systemID, in)
+	}
 	var from machine.Status
 	m, req, err := s.updatePower(ctx, systemID, opts.results, func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
 		from = m.Status
@@ -93,6 +97,11 @@ func (s *Service) act(ctx context.Context, actor machine.Actor, systemID string,
 		o, err := machine.Step(*m, in, cfg)
 		if err != nil {
 			return nil, powerAsk{}, err
+		}
+		if in.Action == machine.Deploy && o.Machine.Status == machine.Deploying {
+			if err := prepareDeployStorage(&o.Machine, filetype); err != nil {
+				return nil, powerAsk{}, err
+			}
 		}
 		o.Machine.Watch = machine.NoteStep(o.Machine.Watch, in, o)
 		*m = o.Machine

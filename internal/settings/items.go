@@ -2,18 +2,19 @@ package settings
 
 // Names of the settings Anvil acts on.
 const (
-	MAASName            = "maas_name"
-	PowerPollInterval   = "power_poll_interval"
-	EnlistCommissioning = "enlist_commissioning"
-	AutoIPMIUser        = "maas_auto_ipmi_user"
-	DefaultOSystem      = "default_osystem"
-	DefaultDistroSeries = "default_distro_series"
-	NodeTimeout         = "node_timeout"
-	EraseOnRelease      = "enable_disk_erasing_on_release"
-	EraseSecure         = "disk_erase_with_secure_erase"
-	EraseQuick          = "disk_erase_with_quick_erase"
-	NetworkDiscovery    = "network_discovery"
-	SessionLength       = "session_length"
+	MAASName             = "maas_name"
+	PowerPollInterval    = "power_poll_interval"
+	EnlistCommissioning  = "enlist_commissioning"
+	AutoIPMIUser         = "maas_auto_ipmi_user"
+	DefaultOSystem       = "default_osystem"
+	DefaultDistroSeries  = "default_distro_series"
+	NodeTimeout          = "node_timeout"
+	EraseOnRelease       = "enable_disk_erasing_on_release"
+	EraseSecure          = "disk_erase_with_secure_erase"
+	EraseQuick           = "disk_erase_with_quick_erase"
+	NetworkDiscovery     = "network_discovery"
+	SessionLength        = "session_length"
+	DefaultStorageLayout = "default_storage_layout"
 )
 
 var (
@@ -54,7 +55,7 @@ var items = []Item{
 	{Name: "default_min_hwe_kernel", Kind: String, Default: "", Doc: "Minimum kernel for deployments."},
 	{Name: "commissioning_osystem", Kind: String, Default: "ubuntu", Doc: "The OS commissioning runs (Anvil commissions in its own environment)."},
 	{Name: "commissioning_distro_series", Kind: String, Default: "noble", Doc: "The release commissioning runs (Anvil commissions in its own environment)."},
-	{Name: "default_storage_layout", Kind: Choice, Default: "flat", Options: storageLayouts, Doc: "Storage layout applied after commissioning."},
+	{Name: DefaultStorageLayout, Kind: Choice, Default: "flat", Options: storageLayouts, Doc: "Storage layout applied after commissioning.", Effect: "the layout a machine gets after commissioning (vmfs6, vmfs7 and custom leave it with none)"},
 	{Name: "enable_kernel_crash_dump", Kind: Bool, Default: false, Doc: "Configure kernel crash dumps on deployed machines."},
 	{Name: "enable_third_party_drivers", Kind: Bool, Default: true, Doc: "Install third-party drivers at deployment."},
 	{Name: "kernel_opts", Kind: String, Default: nil, Doc: "Extra kernel parameters for every boot."},

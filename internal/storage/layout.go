@@ -226,3 +226,10 @@ func Human(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %s", f, units[i])
 }
+
+// DefaultBootDisk is MAAS's boot disk for disks when none is set: the
+// first (by id) big enough for a boot partition, or "".
+func DefaultBootDisk(disks []Disk) string {
+	d, _ := Machine{Disks: disks}.bootDisk()
+	return d.Name
+}

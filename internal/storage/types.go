@@ -68,6 +68,7 @@ type Partition struct {
 	Size     int64         `json:"size"`
 	Bootable bool          `json:"bootable,omitempty"`
 	Type     PartitionType `json:"type,omitempty"`
+	Tags     []string      `json:"tags,omitempty"`
 }
 
 // PartitionName is MAAS's name for partition n of disk: sda-part2.
@@ -86,14 +87,17 @@ const (
 
 // RAID is an md array over devices (disks, partitions) with spares.
 type RAID struct {
-	Name    string    `json:"name"` // md0
-	Level   RAIDLevel `json:"level"`
-	Devices []string  `json:"devices"`
-	Spares  []string  `json:"spares,omitempty"`
+	ID       int       `json:"id,omitempty"`        // raids/{id}
+	DeviceID int       `json:"device_id,omitempty"` // its block device's id
+	Name     string    `json:"name"`                // md0
+	Level    RAIDLevel `json:"level"`
+	Devices  []string  `json:"devices"`
+	Spares   []string  `json:"spares,omitempty"`
 }
 
 // VolumeGroup is an LVM volume group over physical volumes.
 type VolumeGroup struct {
+	ID      int             `json:"id,omitempty"`
 	Name    string          `json:"name"`
 	Devices []string        `json:"devices"` // the physical volumes
 	Volumes []LogicalVolume `json:"volumes,omitempty"`
@@ -101,6 +105,7 @@ type VolumeGroup struct {
 
 // LogicalVolume lives in a volume group; its device is named VG-LV.
 type LogicalVolume struct {
+	ID   int    `json:"id,omitempty"` // its block device's id
 	Name string `json:"name"`
 	Size int64  `json:"size"`
 }
@@ -119,6 +124,7 @@ const (
 
 // CacheSet is a bcache cache device.
 type CacheSet struct {
+	ID     int    `json:"id,omitempty"`
 	Name   string `json:"name"` // cache0
 	Device string `json:"device"`
 	UUID   string `json:"uuid,omitempty"` // the set's UUID, which backing devices attach by
@@ -126,7 +132,9 @@ type CacheSet struct {
 
 // Bcache is a backing device fronted by a cache set.
 type Bcache struct {
-	Name     string    `json:"name"` // bcache0
+	ID       int       `json:"id,omitempty"`        // bcaches/{id}
+	DeviceID int       `json:"device_id,omitempty"` // its block device's id
+	Name     string    `json:"name"`                // bcache0
 	Backing  string    `json:"backing"`
 	CacheSet string    `json:"cache_set"`
 	Mode     CacheMode `json:"cache_mode"`
@@ -183,6 +191,9 @@ type Config struct {
 	CacheSets    []CacheSet       `json:"cache_sets,omitempty"`
 	Bcaches      []Bcache         `json:"bcaches,omitempty"`
 	Filesystems  []Filesystem     `json:"filesystems,omitempty"`
+	// NextID is the next id WithIDs hands out. Ids are the API's: stable
+	// across edits (clients keep them) and never reused within a machine.
+	NextID int `json:"next_id,omitempty"`
 }
 
 // Disk returns the disk named name.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/storage"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -24,7 +25,8 @@ func machineSelect(withPower bool) string {
 		m.status, m.status_message, m.previous_status, m.status_expires, m.owner, z.name, p.name,
 		m.power_type, ` + power + `, m.power_state, m.erase_mode, m.drift_policy, m.power_watch, m.cpu_count, m.memory, m.storage,
 		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version,
-		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data, m.locked, m.owner_data, m.script_status`
+		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data, m.locked, m.owner_data, m.script_status,
+		m.storage_config`
 }
 
 // scanMachine reads one row of machineSelect; the interfaces and tags come
@@ -39,12 +41,13 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 		ud     string
 		owd    string
 		ss     string
+		sc     string
 	)
 	err := rows.Scan(&id, &m.SystemID, &m.Hostname, &m.Domain, &m.Architecture, &m.Description,
 		&m.Status, &m.StatusMessage, &m.PreviousStatus, timeDest{&m.StatusExpires}, &m.Owner, &m.Zone, &m.Pool,
 		&m.PowerType, &sealed, &m.PowerState, &m.EraseMode, &m.DriftPolicy, &watch, &m.CPUCount, &m.Memory, &m.Storage,
 		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version,
-		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud, &m.Locked, &owd, &ss)
+		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud, &m.Locked, &owd, &ss, &sc)
 	if err != nil {
 		return 0, m, fmt.Errorf("scan machine: %w", err)
 	}
@@ -66,6 +69,12 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 	if ss != "" {
 		if err := json.Unmarshal([]byte(ss), &m.Scripts); err != nil {
 			return 0, m, fmt.Errorf("script status of machine %s: %w", m.SystemID, err)
+		}
+	}
+	if sc != "" {
+		m.StorageConfig = new(storage.Config)
+		if err := json.Unmarshal([]byte(sc), m.StorageConfig); err != nil {
+			return 0, m, fmt.Errorf("storage configuration of machine %s: %w", m.SystemID, err)
 		}
 	}
 	if inv != "" {

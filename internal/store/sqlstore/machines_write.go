@@ -26,7 +26,7 @@ var machineCols = []string{
 	"power_type", "power_params", "power_state", "erase_mode", "drift_policy", "power_watch",
 	"cpu_count", "memory", "storage", "hardware_uuid", "osystem", "distro_series", "netboot", "created", "updated", "version",
 	"bmc_identity", "enrol_secret", "wrong_boots", "inventory", "user_data", "locked", "owner_data",
-	"script_status",
+	"script_status", "storage_config",
 }
 
 var (
@@ -54,13 +54,18 @@ func (s *Store) machineArgs(m *machine.Machine, zoneID, poolID int64, params any
 		b, _ := json.Marshal(m.Scripts) // plain data: cannot fail
 		scriptStatus = string(b)
 	}
+	sc := ""
+	if m.StorageConfig != nil {
+		b, _ := json.Marshal(m.StorageConfig) // plain data: cannot fail
+		sc = string(b)
+	}
 	return []any{
 		m.SystemID, m.Hostname, m.Domain, m.Architecture, m.Description,
 		int(m.Status), m.StatusMessage, int(m.PreviousStatus), s.ntv(m.StatusExpires), m.Owner, zoneID, poolID,
 		m.PowerType, params, string(m.PowerState), string(m.EraseMode), string(m.DriftPolicy), string(watch),
 		m.CPUCount, m.Memory, m.Storage, m.HardwareUUID, m.OSystem, m.DistroSeries, m.Netboot, s.tv(m.Created), s.tv(m.Updated), m.Version,
 		m.BMCIdentity, m.EnrolSecret, m.WrongBoots, inv, base64.StdEncoding.EncodeToString(m.UserData), m.Locked, ownerData,
-		scriptStatus,
+		scriptStatus, sc,
 	}
 }
 

@@ -49,6 +49,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"UpdateInterfaces", testUpdateInterfaces},
 		{"UpdateZoneAndPool", testUpdateZoneAndPool},
 		{"UpdateConcurrent", testUpdateConcurrent},
+		{"StorageConfig", testStorageConfig},
 		{"Delete", testDelete},
 		{"ExpiredAndCount", testExpiredAndCount},
 		{"Users", testUsers},
