@@ -142,7 +142,9 @@ type NetworkStore interface {
 	GetVLANByVID(ctx context.Context, fabricID int64, vid int) (VLAN, error)
 	CreateVLAN(ctx context.Context, v VLAN) (VLAN, error)
 	UpdateVLAN(ctx context.Context, v VLAN) (VLAN, error)
-	// DeleteVLAN: ErrInUse while subnets or interfaces are on it.
+	// DeleteVLAN deletes a tagged VLAN (the untagged one is ErrNotFound):
+	// its subnets and other interfaces move to the fabric's untagged
+	// VLAN, VLAN interfaces on it are deleted.
 	DeleteVLAN(ctx context.Context, id int64) error
 
 	GetIPRange(ctx context.Context, id int64) (IPRange, error)

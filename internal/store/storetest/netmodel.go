@@ -64,17 +64,30 @@ func testFabricsVLANsSpaces(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteVLAN(ctx, v.ID); !errors.Is(err, store.ErrInUse) {
-		t.Fatalf("delete VLAN with a subnet: %v", err)
-	}
 	if err := s.DeleteFabric(ctx, f.ID); !errors.Is(err, store.ErrInUse) {
 		t.Fatalf("delete fabric with a subnet: %v", err)
+	}
+	if err := s.DeleteVLAN(ctx, untagged.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete the untagged VLAN: %v", err)
 	}
 	if err := s.DeleteSpace(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.GetVLAN(ctx, v.ID); err != nil || got.SpaceID != 0 || got.MTU != 9000 {
 		t.Fatalf("VLAN after its space went: %+v %v", got, err)
+	}
+	v2, err := s.CreateVLAN(ctx, store.VLAN{FabricID: f.ID, VID: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateSubnet(ctx, func() store.Subnet { sn.VLANID = v2.ID; return sn }()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteVLAN(ctx, v2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSubnet(ctx, sn.ID); err != nil || got.VLANID != untagged.ID {
+		t.Fatalf("the subnet of a deleted VLAN: %+v %v, want on VLAN %d", got, err, untagged.ID)
 	}
 	if err := s.DeleteSubnet(ctx, sn.ID); err != nil {
 		t.Fatal(err)
