@@ -85,6 +85,19 @@ func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error
 	return fmt.Errorf("ip address %s: %w", a.IP, err)
 }
 
+func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
+	a.Updated = s.now()
+	res, err := s.conn(s.write).exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
+		mac = ?, updated = ? WHERE id = ?`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, a.Owner, a.Hostname, a.MAC, s.tv(a.Updated), a.ID)
+	if err != nil {
+		return a, s.ipError(ctx, err, a)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return a, notFound("ip address", strconv.FormatInt(a.ID, 10))
+	}
+	return a, nil
+}
+
 func (s *Store) DeleteIPAddress(ctx context.Context, id int64) error {
 	return deleteRow(ctx, s.conn(s.write), "ip address", `DELETE FROM ip_addresses WHERE id = ?`, id)
 }
