@@ -24,17 +24,13 @@ func init() {
 		"FabricHandler update":  doc("Change a fabric (administrators).", with("", fabricParams)...),
 		"FabricHandler delete":  doc("Delete a fabric and its VLANs (administrators): not the default fabric, nor one with subnets or interfaces."),
 
-		"VlansHandler":           "The VLANs of a fabric.",
-		"VlansHandler read":      doc("List a fabric's VLANs."),
-		"VlansHandler create":    doc("Create a VLAN on the fabric (administrators).", with("", append([]string{req("vid", "integer", "The VLAN id, 1 to 4094.")}, vlanParams...))...),
-		"VlanHandler":            "One VLAN, by its fabric and VID.",
-		"VlanHandler read":       doc("Read a VLAN."),
-		"VlanHandler update":     doc("Change a VLAN (administrators).", with("", append([]string{opt("vid", "integer", "The VLAN id.")}, vlanUpdateParams...))...),
-		"VlanHandler delete":     doc("Delete a VLAN (administrators): not a fabric's untagged VLAN. Its subnets and interfaces move to the fabric's untagged VLAN; VLAN interfaces on it are deleted."),
-		"VlanByIDHandler":        "One VLAN, by its id.",
-		"VlanByIDHandler read":   doc("Read a VLAN."),
-		"VlanByIDHandler update": doc("Change a VLAN (administrators).", with("", append([]string{opt("vid", "integer", "The VLAN id.")}, vlanUpdateParams...))...),
-		"VlanByIDHandler delete": doc("Delete a VLAN (administrators), as by its fabric and VID."),
+		"VlansHandler":        "The VLANs of a fabric.",
+		"VlansHandler read":   doc("List a fabric's VLANs."),
+		"VlansHandler create": doc("Create a VLAN on the fabric (administrators).", with("", append([]string{req("vid", "integer", "The VLAN id, 1 to 4094.")}, vlanParams...))...),
+		"VlanHandler":         "One VLAN, by its fabric and VID (or by its id at vlans/{vlan_id}/).",
+		"VlanHandler read":    doc("Read a VLAN."),
+		"VlanHandler update":  doc("Change a VLAN (administrators).", with("", append([]string{opt("vid", "integer", "The VLAN id.")}, vlanUpdateParams...))...),
+		"VlanHandler delete":  doc("Delete a VLAN (administrators): not a fabric's untagged VLAN. Its subnets and interfaces move to the fabric's untagged VLAN; VLAN interfaces on it are deleted."),
 
 		"SpacesHandler":        "Spaces: named sets of VLANs and their subnets that share a purpose.",
 		"SpacesHandler read":   doc("List the spaces; \"undefined\" (id -1) holds the VLANs in none."),
@@ -345,11 +341,11 @@ func (v *netView) spaceID(ref string) (int64, error) {
 }
 
 // vlanRoutes serve a VLAN by its fabric and VID (fabrics/{fabric_id}/
-// vlans/{vid}/) or, byID, by its own id (vlans/{vlan_id}/).
-func (s *Server) vlanRoutes(byID bool) []route {
+// vlans/{vid}/) or by its own id (vlans/{vlan_id}/).
+func (s *Server) vlanRoutes() []route {
 	find := func(r *request) (store.VLAN, error) {
-		if byID {
-			id, err := pathID(r.id, "VLAN")
+		if ref := r.PathValue("vlan_id"); ref != "" {
+			id, err := pathID(ref, "VLAN")
 			if err != nil {
 				return store.VLAN{}, err
 			}

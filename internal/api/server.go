@@ -100,8 +100,10 @@ func (s *Server) routes() {
 	s.handle(resource{name: "FabricsHandler", path: "fabrics/", routes: s.fabricsRoutes()})
 	s.handle(resource{name: "FabricHandler", path: "fabrics/{id}/", routes: s.fabricRoutes()})
 	s.handle(resource{name: "VlansHandler", path: "fabrics/{fabric_id}/vlans/", notFound: "Fabric", routes: s.vlansRoutes()})
-	s.handle(resource{name: "VlanHandler", path: "fabrics/{fabric_id}/vlans/{vid}/", notFound: "VLAN", routes: s.vlanRoutes(false)})
-	s.handle(resource{name: "VlanByIDHandler", path: "vlans/{vlan_id}/", notFound: "VLAN", routes: s.vlanRoutes(true)})
+	// MAAS serves a VLAN by its fabric and VID and, at vlans/{vlan_id}/, by
+	// its id; it describes the first.
+	s.handle(resource{name: "VlanHandler", path: "fabrics/{fabric_id}/vlans/{vid}/", aliases: []string{"vlans/{vlan_id}/"},
+		notFound: "VLAN", routes: s.vlanRoutes()})
 	s.handle(resource{name: "SpacesHandler", path: "spaces/", routes: s.spacesRoutes()})
 	s.handle(resource{name: "SpaceHandler", path: "spaces/{id}/", routes: s.spaceRoutes()})
 	s.handle(resource{name: "StaticRoutesHandler", path: "static-routes/", routes: s.staticRoutesRoutes()})
