@@ -34,6 +34,8 @@ func TestValidateVLAN(t *testing.T) {
 		{"relay to itself", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 9}, "relay_vlan", "itself"},
 		{"relay to nothing", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 77}, "relay_vlan", "does not exist"},
 		{"relay to a VLAN with DHCP", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 1}, "", ""},
+		{"DHCP with a dynamic range", VLAN{ID: 1, FabricID: 1, VID: 0, DHCPOn: true}, "", ""},
+		{"DHCP without one", VLAN{ID: 2, FabricID: 1, VID: 100, DHCPOn: true}, "dhcp_on", "when a dynamic IP range is defined"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantField(t, ValidateVLAN(site(), c.v), c.field, c.words) })
