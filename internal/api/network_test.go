@@ -187,6 +187,29 @@ func TestSubnetUseAndReservations(t *testing.T) {
 	})
 }
 
+// TestRangeOwners: users reserve ranges and change only their own;
+// dynamic ones are for administrators, as MAAS has it.
+func TestRangeOwners(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, nil)
+		e.answerSays(403, "POST", "ipranges/", e.user, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.199"}},
+			"Unable to create dynamic IP range. You don't have sufficient privileges.")
+		mine := decodeObject(t, e.answer(http.StatusOK, "POST", "ipranges/", e.user, url.Values{"type": {"reserved"}, "start_ip": {"192.0.2.10"}, "end_ip": {"192.0.2.19"}}))
+		theirs := decodeObject(t, e.answer(http.StatusOK, "POST", "ipranges/", e.admin, url.Values{"type": {"reserved"}, "start_ip": {"192.0.2.20"}, "end_ip": {"192.0.2.29"}}))
+		wantJSON(t, "user's range", sub(t, mine, "user"), "username", `"alice"`)
+		tp := "ipranges/" + kindValue(theirs["id"]) + "/"
+		e.answerSays(403, "PUT", tp, e.user, url.Values{"comment": {"mine now"}}, "Unable to modify IP range. You don't own the IP range.")
+		e.answerSays(403, "DELETE", tp, e.user, nil, "You don't own the IP range.")
+		mp := "ipranges/" + kindValue(mine["id"]) + "/"
+		e.answerSays(403, "PUT", mp, e.user, url.Values{"type": {"dynamic"}}, "sufficient privileges")
+		wantJSON(t, "user's range", decodeObject(t, e.answer(http.StatusOK, "PUT", mp, e.user, url.Values{"comment": {"lab"}})), "comment", `"lab"`)
+		e.must(204, "DELETE", mp, e.user, nil, nil)
+		if n := e.count("ipranges/"); n != 1 {
+			t.Fatalf("%d ranges, want the administrator's", n)
+		}
+	})
+}
+
 // TestReserveConcurrently: reservations sent at once never get one
 // address twice (the unique index decides), and a full subnet says so.
 func TestReserveConcurrently(t *testing.T) {
