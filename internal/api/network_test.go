@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -174,8 +175,15 @@ func TestSubnetUseAndReservations(t *testing.T) {
 			t.Errorf("unreserved_ip_ranges: %v", free)
 		}
 		ips := decodeList(t, e.answer(http.StatusOK, "GET", "subnets/"+id+"/", e.user, url.Values{"op": {"ip_addresses"}}))
-		if len(ips) != 2 {
+		if len(ips) != 2 || ips[0]["user"] != "alice" || kindValue(ips[0]["alloc_type"]) != "4" {
 			t.Errorf("ip_addresses: %v", ips)
+		}
+		if _, err := time.Parse("Mon, 02 Jan. 2006 15:04:05", fmt.Sprint(ips[0]["created"])); err != nil {
+			t.Errorf("ip_addresses' created, not as MAAS writes it: %v", err)
+		}
+		bare := decodeList(t, e.answer(http.StatusOK, "GET", "subnets/"+id+"/", e.user, url.Values{"op": {"ip_addresses"}, "with_username": {"0"}}))
+		if _, ok := bare[0]["user"]; ok {
+			t.Errorf("ip_addresses with_username=0: %v", bare)
 		}
 
 		e.answerSays(400, "DELETE", "subnets/"+id+"/", e.admin, nil, "Cannot delete a subnet that has IP addresses in use by nodes.")

@@ -13,13 +13,18 @@ import (
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
-const ipColumns = `a.id, a.ip, a.subnet_id, a.alloc_type, a.interface_id, a.owner, a.hostname, a.mac, a.created, a.updated`
+const ipColumns = `a.id, a.ip, a.subnet_id, a.alloc_type, a.interface_id, a.owner, a.hostname, a.mac, a.created, a.updated,
+	COALESCE(m.system_id, ''), COALESCE(m.hostname, ''), COALESCE(m.owner, ''), COALESCE(i.name, '')`
+
+// ipFrom joins a link's interface and node, for what MAAS shows of them.
+const ipFrom = ` FROM ip_addresses a LEFT JOIN interfaces i ON i.id = a.interface_id LEFT JOIN machines m ON m.id = i.machine_id`
 
 func scanIP(sc scanner) (store.IPAddress, error) {
 	var a store.IPAddress
 	var ip sql.NullString
 	var subnet, iface sql.NullInt64
-	err := sc.Scan(&a.ID, &ip, &subnet, &a.AllocType, &iface, &a.Owner, &a.Hostname, &a.MAC, timeDest{&a.Created}, timeDest{&a.Updated})
+	err := sc.Scan(&a.ID, &ip, &subnet, &a.AllocType, &iface, &a.Owner, &a.Hostname, &a.MAC, timeDest{&a.Created}, timeDest{&a.Updated},
+		&a.Node.SystemID, &a.Node.Hostname, &a.Node.Owner, &a.Node.Interface)
 	a.IP, a.SubnetID, a.InterfaceID = ip.String, subnet.Int64, iface.Int64
 	return a, err
 }
@@ -43,7 +48,7 @@ func listIPAddresses(ctx context.Context, c conn, f store.IPAddressFilter) ([]st
 	if f.SystemID != "" {
 		w.add("a.interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)", f.SystemID)
 	}
-	return listOf(ctx, c, `SELECT `+ipColumns+` FROM ip_addresses a`+w.sql()+` ORDER BY a.id`, w.args, scanIP)
+	return listOf(ctx, c, `SELECT `+ipColumns+ipFrom+w.sql()+` ORDER BY a.id`, w.args, scanIP)
 }
 
 // nullIP stores an empty address as NULL: the unique index skips NULLs.
