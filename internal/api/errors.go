@@ -67,6 +67,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		sbr *storage.BadRequest
 		lr  *region.LayoutRefused
 		sr  *region.StorageRefused
+		se  *statusError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -87,8 +88,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &se):
+		writeText(w, se.code, se.msg)
 	case errors.As(err, &fes):
-		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string(fes))
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, fes)
 	case errors.As(err, &mi):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{mi.Field: {mi.Msg}})
 	case errors.As(err, &mv):
@@ -122,6 +125,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusInternalServerError, "internal error; the server log has the details")
 	}
 }
+
+// statusError is an answer in MAAS's words with MAAS's status, where
+// MAAS's is not the one Anvil's errors map to (an address already taken
+// is MAAS's 404, an exhausted subnet its 503).
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 func writeText(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -27,7 +27,7 @@ func ValidateSubnet(n *Network, s Subnet) FieldErrors {
 	}
 	for _, o := range n.Subnets {
 		if o.ID != s.ID && o.CIDR.IsValid() && o.CIDR.Overlaps(s.CIDR) {
-			e.Add("cidr", "Subnet %s overlaps with existing subnet %s.", s.CIDR, o.CIDR)
+			e.Add("cidr", "Subnet %s would overlap with existing subnets.", s.CIDR)
 		}
 	}
 	return e
@@ -45,13 +45,14 @@ func ValidateRange(n *Network, r IPRange) FieldErrors {
 		e.Add("subnet", "Subnet %d does not exist.", r.SubnetID)
 		return e
 	}
-	for _, f := range []struct {
-		name string
-		a    netip.Addr
-	}{{"start_ip", r.Start}, {"end_ip", r.End}} {
-		if !s.CIDR.Contains(f.a) {
-			e.Add(f.name, "IP address %s is not in subnet %s.", f.a, s.CIDR)
-		}
+	// MAAS's words, by which end is out.
+	switch in1, in2 := s.CIDR.Contains(r.Start), s.CIDR.Contains(r.End); {
+	case !in1 && !in2:
+		e.Add("start_ip", "IP addresses must be within subnet: %s.", s.CIDR)
+	case !in1:
+		e.Add("start_ip", "Start IP address must be within subnet: %s.", s.CIDR)
+	case !in2:
+		e.Add("end_ip", "End IP address must be within subnet: %s.", s.CIDR)
 	}
 	if len(e) > 0 {
 		return e
@@ -62,7 +63,11 @@ func ValidateRange(n *Network, r IPRange) FieldErrors {
 	}
 	for _, o := range n.RangesOf(s.ID) {
 		if o.ID != r.ID && o.Start.Compare(r.End) <= 0 && r.Start.Compare(o.End) <= 0 {
-			e.Add("__all__", "Requested %s range conflicts with an existing range %s-%s.", r.Type, o.Start, o.End)
+			what := "IP address or range"
+			if r.Type == RangeReserved {
+				what = "range"
+			}
+			e.Add("__all__", "Requested %s range conflicts with an existing %s.", r.Type, what)
 		}
 	}
 	return e

@@ -43,13 +43,6 @@ func (s *Store) CreateScriptSet(ctx context.Context, set store.ScriptSet) (store
 	return set, nil
 }
 
-func nullID(id int64) any {
-	if id == 0 {
-		return nil
-	}
-	return id
-}
-
 const resultCols = `r.id, r.set_id, r.script_id, r.script_version_id, r.name, r.hardware_type, r.instance, r.parameters, r.status,
 	r.exit_status, r.output, r.stdout, r.stderr, r.result, r.started, r.ended, r.suppressed`
 
