@@ -104,7 +104,7 @@ func TestDNSWithDig(t *testing.T) {
 		within(t, "vip.maas and node1.maas resolve", 5*time.Second, func() bool {
 			_, l := dig(t, ns, "vip.maas", "AAAA")
 			_, n := dig(t, ns, "node1.maas", "A")
-			return slices.Contains(l, "vip.maas. 45 IN AAAA 2001:db8::20") && len(n) == 1
+			return slices.Contains(l, "vip.maas. 45 IN AAAA 2001:db8::20") && slices.Contains(n, "node1.maas. 30 IN A 192.0.2.10")
 		})
 		for _, c := range []struct {
 			args []string
