@@ -30,6 +30,10 @@ type QEMUConfig struct {
 	// DiskFormat is the image's format; "qcow2" for a .qcow2 file and
 	// "raw" otherwise if empty.
 	DiskFormat string
+	// MoreDisks are further raw disk images (virtio-blk, after Disk), for
+	// RAID across disks. The firmware boots Disk, the first one, as a
+	// server's boot order names one disk.
+	MoreDisks []string
 	// NetDevs gives, per NIC, the tap interface that NIC is plugged into
 	// (QEMU opens it: script=no, so it must exist and be up). An empty
 	// name, or a NIC beyond the list, gets QEMU's user-mode network
@@ -376,6 +380,11 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 		a = append(a,
 			"-drive", "if=none,id=drive0,format="+c.DiskFormat+",file="+optEscape(c.Disk),
 			"-device", dev)
+	}
+	for i, d := range c.MoreDisks {
+		id := "drive" + strconv.Itoa(i+1)
+		a = append(a, "-drive", "if=none,id="+id+",format=raw,file="+optEscape(d),
+			"-device", "virtio-blk-pci,drive="+id+",id=disk"+strconv.Itoa(i+1))
 	}
 	for i, mac := range c.MACs {
 		nd := "n" + strconv.Itoa(i)

@@ -171,7 +171,8 @@ func TestQEMUArgs(t *testing.T) {
 		MACs:    []string{"52:54:00:00:00:01", "52:54:00:00:00:02"},
 		NetDevs: []string{"tap-m1"},
 		Disk:    "/var/lib/lab/m1.qcow2", NICModel: "e1000", Memory: 256,
-		Extra: []string{"-device", "isa-ipmi-kcs,bmc=bmc0"},
+		MoreDisks: []string{"/var/lib/lab/m1-b.img"},
+		Extra:     []string{"-device", "isa-ipmi-kcs,bmc=bmc0"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +194,8 @@ func TestQEMUArgs(t *testing.T) {
 		{"-pidfile", filepath.Join(dir, "qemu.pid")},
 		{"-drive", "if=none,id=drive0,format=qcow2,file=/var/lib/lab/m1.qcow2"},
 		{"-device", "virtio-blk-pci,drive=drive0,id=disk0"},
+		{"-drive", "if=none,id=drive1,format=raw,file=/var/lib/lab/m1-b.img"},
+		{"-device", "virtio-blk-pci,drive=drive1,id=disk1"},
 		{"-netdev", "tap,id=n0,ifname=tap-m1,script=no,downscript=no"},
 		{"-device", "e1000,netdev=n0,mac=52:54:00:00:00:01,id=nic0"},
 		{"-netdev", "user,id=n1,restrict=on"},
