@@ -25,6 +25,13 @@ import (
 // their first boot from disk end the deployment.
 func (s *site) upload(name, filetype, path string) {
 	s.t.Helper()
+	s.uploadAs(name, filetype, path, "local_boot")
+}
+
+// uploadAs is upload with deployed_at as given: "" for an image whose
+// cloud-init reports that it is up.
+func (s *site) uploadAs(name, filetype, path, deployedAt string) {
+	s.t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		s.t.Fatal(err)
@@ -32,8 +39,12 @@ func (s *site) upload(name, filetype, path string) {
 	sum := sha256.Sum256(data)
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
-	for k, v := range map[string]string{"name": name, "architecture": "amd64/generic", "filetype": filetype,
-		"sha256": hex.EncodeToString(sum[:]), "size": strconv.Itoa(len(data)), "deployed_at": "local_boot"} {
+	fields := map[string]string{"name": name, "architecture": "amd64/generic", "filetype": filetype,
+		"sha256": hex.EncodeToString(sum[:]), "size": strconv.Itoa(len(data))}
+	if deployedAt != "" {
+		fields["deployed_at"] = deployedAt
+	}
+	for k, v := range fields {
 		mw.WriteField(k, v)
 	}
 	fw, _ := mw.CreateFormFile("content", filetype)

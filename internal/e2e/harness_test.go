@@ -327,21 +327,36 @@ func (s *site) waitStatus(id, status string, d time.Duration, bmc *ipmisim.BMC) 
 // is the one the firmware network-boots from).
 func (s *site) machineAt(name, bmcIP, bmcMAC, uuid string, macs, taps []string, diskMiB int) *ipmisim.BMC {
 	s.t.Helper()
-	dir := s.t.TempDir()
-	qc := lab.QEMUConfig{
-		ID: name, UUID: uuid, MACs: macs, NetDevs: taps, Memory: 512,
-	}
+	qc := lab.QEMUConfig{MACs: macs, NetDevs: taps, Memory: 512}
 	if diskMiB > 0 {
-		qc.Disk = filepath.Join(dir, "disk.img")
-		if s.disks == nil {
-			s.disks = map[string]string{}
-		}
-		s.disks[name] = qc.Disk
-		if err := os.WriteFile(qc.Disk, nil, 0o644); err != nil {
+		return s.machineWith(name, bmcIP, bmcMAC, uuid, qc, diskMiB)
+	}
+	return s.machineWith(name, bmcIP, bmcMAC, uuid, qc)
+}
+
+// machineWith is machineAt with the QEMU machine as qc says (its ID and
+// UUID are filled in), and a sparse disk of each size in diskMiB: the
+// first is the boot disk, s.disks[name].
+func (s *site) machineWith(name, bmcIP, bmcMAC, uuid string, qc lab.QEMUConfig, diskMiB ...int) *ipmisim.BMC {
+	s.t.Helper()
+	dir := s.t.TempDir()
+	qc.ID, qc.UUID = name, uuid
+	for k, size := range diskMiB {
+		path := filepath.Join(dir, fmt.Sprintf("disk%d.img", k))
+		if err := os.WriteFile(path, nil, 0o644); err != nil {
 			s.t.Fatal(err)
 		}
-		if err := os.Truncate(qc.Disk, int64(diskMiB)<<20); err != nil {
+		if err := os.Truncate(path, int64(size)<<20); err != nil {
 			s.t.Fatal(err)
+		}
+		if k == 0 {
+			qc.Disk = path
+			if s.disks == nil {
+				s.disks = map[string]string{}
+			}
+			s.disks[name] = path
+		} else {
+			qc.MoreDisks = append(qc.MoreDisks, path)
 		}
 	}
 	// The BMC's own LAN port: an address on the provisioning network
