@@ -105,6 +105,16 @@ type Subnet struct {
 	Domain       string
 	DHCP         bool // Anvil hands out addresses here
 	LeaseSeconds int
+
+	// The network model's fields, as MAAS names them.
+	VLANID                    int64
+	Managed                   bool
+	AllowDNS                  bool
+	AllowProxy                bool
+	RDNSMode                  int
+	ActiveDiscovery           bool
+	DisabledBootArchitectures []string
+	Description               string
 }
 
 // IPRange is a range of a subnet: "dynamic" for DHCP to hand out,
@@ -116,6 +126,7 @@ type IPRange struct {
 	Start    string
 	End      string
 	Comment  string
+	Owner    string // who reserved it
 }
 
 // RegionSeen is a region process by the URL it answers at.
@@ -418,6 +429,7 @@ type Store interface {
 	ListIPRanges(ctx context.Context) ([]IPRange, error)
 	CreateIPRange(ctx context.Context, r IPRange) (IPRange, error)
 	DeleteIPRange(ctx context.Context, id int64) error
+	NetworkStore
 
 	// Discoveries: NoteDiscovery records a sighting of a MAC (the address
 	// it was seen with, and when). ListDiscoveries lists those of MACs no

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/secret"
@@ -169,4 +171,30 @@ func TestOpenBadURLHidesPassword(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("Open with a bad URL: %v", err)
 	}
+}
+
+// TestNetworkModelMigration: a database at migration 00019 keeps its
+// subnets, ranges and NICs through 00020.
+func TestNetworkModelMigration(t *testing.T) {
+	u := freshSchema(t)
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sub, _ := fs.Sub(migrations, "migrations")
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), 19); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range storetest.NetworkMigrationSeed("now()", "TRUE") {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	storetest.CheckNetworkMigration(t, openAt(t, u))
 }

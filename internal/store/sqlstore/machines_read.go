@@ -147,7 +147,7 @@ func (s *Store) loadMachines(ctx context.Context, c conn, f store.MachineFilter,
 		set, setArgs = "(SELECT m.id"+machineFrom+w.sql()+tail+")", args
 	}
 	err = eachRow(ctx, c, `SELECT machine_id, id, name, mac, boot FROM interfaces
-		WHERE machine_id IN `+set+` ORDER BY machine_id, id`, setArgs, func(r *sql.Rows) error {
+		WHERE type = 'physical' AND machine_id IN `+set+` ORDER BY machine_id, id`, setArgs, func(r *sql.Rows) error {
 		var mid int64
 		var i machine.Interface
 		if err := r.Scan(&mid, &i.ID, &i.Name, &i.MAC, &i.Boot); err != nil {

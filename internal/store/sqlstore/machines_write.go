@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -266,17 +267,55 @@ func (s *Store) writeUpdate(ctx context.Context, q conn, id int64, before, m *ma
 	if !ifacesChanged {
 		return nil
 	}
-	// Replacing the rows, rather than updating them in place, lets two
-	// interfaces swap MACs without tripping the unique index half-way.
-	if _, err := q.exec(ctx, `DELETE FROM interfaces WHERE machine_id = ?`, id); err != nil {
-		return fmt.Errorf("replace interfaces: %w", err)
-	}
 	keep := map[int64]bool{}
 	for _, i := range before.Interfaces {
 		keep[i.ID] = true
 	}
 	m.Interfaces = slices.Clone(m.Interfaces)
-	return insertInterfaces(ctx, q, id, m.Interfaces, keep)
+	return replaceInterfaces(ctx, q, id, m.Interfaces, keep)
+}
+
+// replaceInterfaces brings machine mid's physical interfaces to ifaces in
+// place, so that those that stay keep their VLAN, parameters, parents and
+// links: the ones gone are deleted, the kept ones (IDs in keep, each once)
+// first take a placeholder MAC, so that two can swap MACs without
+// tripping the unique index half-way, and then their values, and new ones
+// are inserted.
+func replaceInterfaces(ctx context.Context, q conn, mid int64, ifaces []machine.Interface, keep map[int64]bool) error {
+	var kept []int64
+	for _, i := range ifaces {
+		if keep[i.ID] {
+			delete(keep, i.ID)
+			kept = append(kept, i.ID)
+		}
+	}
+	gone := `DELETE FROM interfaces WHERE machine_id = ? AND type = 'physical'`
+	if len(kept) > 0 {
+		gone += ` AND id NOT IN ` + placeholders(len(kept))
+	}
+	if _, err := q.exec(ctx, gone, append([]any{mid}, anys(kept)...)...); err != nil {
+		return fmt.Errorf("replace interfaces: %w", err)
+	}
+	for _, id := range kept {
+		if _, err := q.exec(ctx, `UPDATE interfaces SET mac = ? WHERE id = ?`, "renaming:"+strconv.FormatInt(id, 10), id); err != nil {
+			return fmt.Errorf("replace interfaces: %w", err)
+		}
+	}
+	updated := map[int64]bool{}
+	for k := range ifaces {
+		i := &ifaces[k]
+		if !slices.Contains(kept, i.ID) || updated[i.ID] {
+			if err := insertInterfaces(ctx, q, mid, ifaces[k:k+1], nil); err != nil {
+				return err
+			}
+			continue
+		}
+		updated[i.ID] = true
+		if _, err := q.exec(ctx, `UPDATE interfaces SET name = ?, mac = ?, boot = ? WHERE id = ?`, i.Name, i.MAC, i.Boot, i.ID); err != nil {
+			return fmt.Errorf("update interface %s: %w", i.MAC, err)
+		}
+	}
+	return nil
 }
 
 // DeleteMachine removes a machine with its interfaces and tag links (the
@@ -382,7 +421,7 @@ func findConflict(ctx context.Context, q conn, m *machine.Machine, self int64, h
 	}
 	var mac, h, hn string
 	err := q.queryRow(ctx, `SELECT i.mac, m.system_id, m.hostname FROM interfaces i JOIN machines m ON m.id = i.machine_id
-		WHERE i.mac IN `+placeholders(len(list))+` AND i.machine_id <> ? ORDER BY i.mac LIMIT 1`,
+		WHERE i.type = 'physical' AND i.mac IN `+placeholders(len(list))+` AND i.machine_id <> ? ORDER BY i.mac LIMIT 1`,
 		append(anys(list), self)...).Scan(&mac, &h, &hn)
 	switch {
 	case err == nil:

@@ -1,0 +1,175 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strconv"
+
+	"github.com/anvilmetal/anvil/internal/network"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+const ipColumns = `a.id, a.ip, a.subnet_id, a.alloc_type, a.interface_id, a.owner, a.hostname, a.mac, a.created, a.updated`
+
+func scanIP(sc scanner) (store.IPAddress, error) {
+	var a store.IPAddress
+	var ip sql.NullString
+	var subnet, iface sql.NullInt64
+	err := sc.Scan(&a.ID, &ip, &subnet, &a.AllocType, &iface, &a.Owner, &a.Hostname, &a.MAC, timeDest{&a.Created}, timeDest{&a.Updated})
+	a.IP, a.SubnetID, a.InterfaceID = ip.String, subnet.Int64, iface.Int64
+	return a, err
+}
+
+func (s *Store) ListIPAddresses(ctx context.Context, f store.IPAddressFilter) ([]store.IPAddress, error) {
+	out, err := listIPAddresses(ctx, s.conn(s.read), f)
+	if err != nil {
+		return nil, fmt.Errorf("list ip addresses: %w", err)
+	}
+	return out, nil
+}
+
+func listIPAddresses(ctx context.Context, c conn, f store.IPAddressFilter) ([]store.IPAddress, error) {
+	var w where
+	if f.SubnetID != 0 {
+		w.add("a.subnet_id = ?", f.SubnetID)
+	}
+	if f.Owner != "" {
+		w.add("a.owner = ?", f.Owner)
+	}
+	if f.SystemID != "" {
+		w.add("a.interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)", f.SystemID)
+	}
+	return listOf(ctx, c, `SELECT `+ipColumns+` FROM ip_addresses a`+w.sql()+` ORDER BY a.id`, w.args, scanIP)
+}
+
+// nullIP stores an empty address as NULL: the unique index skips NULLs.
+func nullIP(ip string) any {
+	if ip == "" {
+		return nil
+	}
+	return ip
+}
+
+func (s *Store) CreateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
+	err := s.inTx(ctx, func(q conn) error { return s.insertIP(ctx, q, &a) })
+	if err != nil {
+		return a, s.ipError(ctx, err, a)
+	}
+	return a, nil
+}
+
+func (s *Store) insertIP(ctx context.Context, q conn, a *store.IPAddress) error {
+	a.Created = s.now()
+	a.Updated = a.Created
+	return q.queryRow(ctx, `INSERT INTO ip_addresses (ip, subnet_id, alloc_type, interface_id, owner, hostname, mac, created, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, nullID(a.InterfaceID),
+		a.Owner, a.Hostname, a.MAC, s.tv(a.Created), s.tv(a.Updated)).Scan(&a.ID)
+}
+
+// ipError explains a clash on the address as a ConflictError naming who
+// holds it: a node's system_id or the reserving user.
+func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error {
+	switch {
+	case s.d.IsUniqueViolation(err):
+		ce := &store.ConflictError{What: "IP address " + a.IP}
+		_ = s.conn(s.read).queryRow(ctx, `SELECT COALESCE(m.system_id, a.owner), COALESCE(m.hostname, '') FROM ip_addresses a
+			LEFT JOIN interfaces i ON i.id = a.interface_id LEFT JOIN machines m ON m.id = i.machine_id WHERE a.ip = ?`, a.IP).
+			Scan(&ce.Holder, &ce.HolderName)
+		return ce
+	case s.d.IsForeignKeyViolation(err):
+		return fmt.Errorf("ip address %s: its subnet or interface %w", a.IP, store.ErrNotFound)
+	}
+	return fmt.Errorf("ip address %s: %w", a.IP, err)
+}
+
+func (s *Store) DeleteIPAddress(ctx context.Context, id int64) error {
+	return deleteRow(ctx, s.conn(s.write), "ip address", `DELETE FROM ip_addresses WHERE id = ?`, id)
+}
+
+// allocateAttempts bounds the picks of one allocation: each lost race
+// means another region took an address, so this many in a row means the
+// subnet is contended beyond reason.
+const allocateAttempts = 64
+
+func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
+	if a.SubnetID == 0 {
+		return a, errors.New("allocate ip: a subnet is required")
+	}
+	for range allocateAttempts {
+		var n *network.Network
+		var assigned map[netip.Addr]bool
+		err := s.inReadTx(ctx, func(c conn) error {
+			var err error
+			if n, err = loadNetwork(ctx, c); err != nil {
+				return err
+			}
+			assigned, err = assignedIPs(ctx, c, a.SubnetID)
+			return err
+		})
+		if err != nil {
+			return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
+		}
+		sn, ok := n.Subnet(int(a.SubnetID))
+		if !ok {
+			return a, notFound("subnet", strconv.FormatInt(a.SubnetID, 10))
+		}
+		ip, err := network.NextFree(n, sn, func(ip netip.Addr) bool { return assigned[ip] })
+		if err != nil {
+			return a, err
+		}
+		a.IP = ip.String()
+		err = s.inTx(ctx, func(q conn) error {
+			if a.ID == 0 {
+				return s.insertIP(ctx, q, &a)
+			}
+			a.Updated = s.now()
+			res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, updated = ? WHERE id = ? AND subnet_id = ?`,
+				a.IP, s.tv(a.Updated), a.ID, a.SubnetID)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				return notFound("ip address", strconv.FormatInt(a.ID, 10))
+			}
+			return nil
+		})
+		if err != nil && s.d.IsUniqueViolation(err) {
+			continue // another allocation took it first: pick again
+		}
+		if err != nil {
+			a.IP = ""
+			return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
+		}
+		return a, nil
+	}
+	return a, fmt.Errorf("allocate ip on subnet %d: lost the race %d times", a.SubnetID, allocateAttempts)
+}
+
+// assignedIPs are the addresses rows hold on a subnet.
+func assignedIPs(ctx context.Context, c conn, subnetID int64) (map[netip.Addr]bool, error) {
+	out := map[netip.Addr]bool{}
+	err := eachRow(ctx, c, `SELECT ip FROM ip_addresses WHERE subnet_id = ? AND ip IS NOT NULL`, []any{subnetID}, func(r *sql.Rows) error {
+		var ip string
+		if err := r.Scan(&ip); err != nil {
+			return err
+		}
+		if a, err := netip.ParseAddr(ip); err == nil {
+			out[a] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (s *Store) ReleaseAutoIPs(ctx context.Context, systemID string) error {
+	_, err := s.conn(s.write).exec(ctx, `UPDATE ip_addresses SET ip = NULL, updated = ? WHERE alloc_type = ? AND ip IS NOT NULL
+		AND interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)`,
+		s.tv(s.now()), store.AllocAuto, systemID)
+	if err != nil {
+		return fmt.Errorf("release addresses of %s: %w", systemID, err)
+	}
+	return nil
+}
