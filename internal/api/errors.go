@@ -6,6 +6,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/session"
 	"net/http"
 
+	"github.com/anvilmetal/anvil/internal/fielderr"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -61,6 +62,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		mi  *machine.InputError
 		nf  *notFoundError
 		br  *badRequest
+		fes fielderr.Errors
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -73,6 +75,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(br.msg))
+	case errors.As(err, &fes):
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, fes)
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
 	case errors.As(err, &mi):

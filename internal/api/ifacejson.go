@@ -181,3 +181,22 @@ func (v netView) overlay(j *machineJSON, mm *machine.Machine, m *network.Machine
 		}
 	}
 }
+
+// overlayNetwork shows one machine's network model in its JSON (lists
+// keep the plain rendering, which their cache is built on).
+func (s *Server) overlayNetwork(r *request, j *machineJSON, m *machine.Machine) error {
+	n, nm, err := s.store.MachineNetwork(r.Context(), m.SystemID)
+	if err != nil {
+		return err
+	}
+	v4, v6, err := s.store.DefaultGatewayLinks(r.Context(), m.SystemID)
+	if err != nil {
+		return err
+	}
+	v, err := s.loadNetView(r.Context(), n)
+	if err != nil {
+		return err
+	}
+	v.overlay(j, m, nm, int(v4), int(v6))
+	return nil
+}

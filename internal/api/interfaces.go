@@ -377,7 +377,7 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 			}
 		}
 	}
-	a, err := s.store.CreateIPAddress(r.Context(), storeLink(i.ID, lr.link, r.who.user.Username))
+	a, err := s.store.CreateIPAddress(r.Context(), storeLink(i.ID, lr.link, r.who.user.Name))
 	if err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrConflict) {

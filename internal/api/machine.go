@@ -27,6 +27,7 @@ func (s *Server) machineRoutes() []route {
 		post("restore_networking_configuration", authenticated, s.restore(machine.RestoreNetworking)),
 		post("restore_storage_configuration", authenticated, s.restore(machine.RestoreStorage)),
 		post("restore_default_configuration", authenticated, s.restore(machine.RestoreDefault)),
+		post("clear_default_gateways", authenticated, s.clearDefaultGateways),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {

@@ -78,6 +78,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "SSHKeyHandler", path: "account/prefs/sshkeys/{id}/", aliases: []string{"sshkeys/{id}/"}, routes: s.sshKeyRoutes()})
 	s.handle(resource{name: "NodesHandler", anon: "AnonNodesHandler", path: "nodes/", routes: s.nodesRoutes()})
 	s.handle(resource{name: "NodeHandler", path: "nodes/{system_id}/", routes: s.nodeRoutes()})
+	s.handle(resource{name: "InterfacesHandler", path: "nodes/{system_id}/interfaces/", notFound: "Node", routes: s.interfacesRoutes()})
+	s.handle(resource{name: "InterfaceHandler", path: "nodes/{system_id}/interfaces/{id}/", routes: s.interfaceRoutes()})
 	s.handle(resource{name: "MachinesHandler", anon: "AnonMachinesHandler", path: "machines/", routes: s.machinesRoutes()})
 	s.handle(resource{name: "MachineHandler", path: "machines/{system_id}/", routes: s.machineRoutes()})
 	s.handle(resource{name: "ZonesHandler", path: "zones/", routes: s.zonesRoutes()})
