@@ -533,6 +533,9 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		t.Image = &agentapi.Image{URL: imagesURL + f.SHA256, SHA256: f.SHA256, Size: f.Size, FileType: f.Filetype}
 		t.RebootByBMC = s.canReboot(m)
 		t.Hostname, t.UserData = m.Hostname, m.UserData
+		if t.NetworkConfig, err = s.networkConfig(ctx, m); err != nil {
+			return t, err
+		}
 		if m.Owner != "" {
 			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
 			if err != nil {
