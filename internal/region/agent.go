@@ -504,6 +504,9 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	if m.Status != issued {
 		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
 	}
+	if inv != nil && issued == machine.Commissioning {
+		s.placeInterfaces(ctx, m)
+	}
 	return m, nil
 }
 

@@ -3,6 +3,7 @@ package region
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 
 	"github.com/anvilmetal/anvil/internal/fielderr"
@@ -186,4 +187,66 @@ func (s *Service) noteStatus(ctx context.Context, from machine.Status, m machine
 	if releasesAddresses(from, m.Status) {
 		s.logErr(s.Store.ReleaseAutoIPs(ctx, m.SystemID), "release addresses", m.SystemID)
 	}
+}
+
+// placeInterfaces puts the machine's new physical interfaces on the VLANs
+// where the rack saw them (network.Place decides), making a fabric for
+// each seen on no known subnet, after commissioning reported them. A
+// failure is logged: the interfaces stay disconnected, which an operator
+// can mend through the API.
+func (s *Service) placeInterfaces(ctx context.Context, m machine.Machine) {
+	if err := s.place(ctx, m); err != nil {
+		s.logErr(err, "place interfaces", m.SystemID)
+	}
+}
+
+func (s *Service) place(ctx context.Context, m machine.Machine) error {
+	n, nm, err := s.Store.MachineNetwork(ctx, m.SystemID)
+	if err != nil {
+		return err
+	}
+	var macs []string
+	for _, i := range m.Interfaces {
+		macs = append(macs, i.MAC)
+	}
+	sightings, err := s.Store.MachineSightings(ctx, macs)
+	if err != nil {
+		return err
+	}
+	seen := map[string]netip.Addr{}
+	for _, d := range sightings {
+		if hw, err := net.ParseMAC(d.MAC); err == nil {
+			if a, err := netip.ParseAddr(d.IP); err == nil {
+				seen[hw.String()] = a
+			}
+		}
+	}
+	for _, p := range network.Place(n, nm, seen) {
+		vlan := int64(p.VLANID)
+		if p.NewFabric {
+			f, err := s.Store.CreateFabric(ctx, store.Fabric{})
+			if err != nil {
+				return err
+			}
+			v, err := s.Store.GetVLANByVID(ctx, f.ID, 0)
+			if err != nil {
+				return err
+			}
+			vlan = v.ID
+		}
+		i, err := s.Store.GetInterface(ctx, m.SystemID, int64(p.InterfaceID))
+		if err != nil {
+			return err
+		}
+		i.VLANID = vlan
+		if _, err := s.Store.UpdateInterface(ctx, i); err != nil {
+			return err
+		}
+		if p.DHCPSubnet != 0 {
+			if _, err := s.Store.CreateIPAddress(ctx, store.IPAddress{InterfaceID: i.ID, SubnetID: int64(p.DHCPSubnet), AllocType: store.AllocDHCP}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
