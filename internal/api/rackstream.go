@@ -112,9 +112,18 @@ func (s *Server) rackSubnets(r *request) ([]rack.Subnet, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := s.store.DHCPHosts(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	out := make([]rack.Subnet, 0, len(ss))
 	for _, sn := range ss {
 		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: sn.Domain, DHCP: sn.DHCP, LeaseSeconds: sn.LeaseSeconds}
+		for _, h := range hosts {
+			if h.SubnetID == sn.ID {
+				rsn.Hosts = append(rsn.Hosts, rack.Host{MAC: h.MAC, IP: h.IP, Hostname: h.Hostname})
+			}
+		}
 		for _, ir := range rs {
 			if ir.SubnetID != sn.ID {
 				continue

@@ -11,4 +11,16 @@ type InterfaceStore interface {
 	DefaultGatewayLinks(ctx context.Context, systemID string) (v4, v6 int64, err error)
 	// SetDefaultGatewayLinks records them; 0 clears a family's choice.
 	SetDefaultGatewayLinks(ctx context.Context, systemID string, v4, v6 int64) error
+	// DHCPHosts are the fixed leases the model implies: every address of
+	// a node's interface that has a MAC (AUTO once allocated, STATIC) and
+	// every reservation made for a MAC, by id.
+	DHCPHosts(ctx context.Context) ([]DHCPHost, error)
+}
+
+// DHCPHost pins a MAC to an address on a subnet.
+type DHCPHost struct {
+	SubnetID int64
+	MAC      string
+	IP       string
+	Hostname string
 }
