@@ -63,6 +63,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		nf  *notFoundError
 		br  *badRequest
 		fes fielderr.Errors
+		se  *statusError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -75,10 +76,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(br.msg))
-	case errors.As(err, &fes):
-		writeJSONType(w, http.StatusBadRequest, jsonUTF8, fes)
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &se):
+		writeText(w, se.code, se.msg)
+	case errors.As(err, &fes):
+		writeJSONType(w, http.StatusBadRequest, jsonUTF8, fes)
 	case errors.As(err, &mi):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{mi.Field: {mi.Msg}})
 	case errors.As(err, &mv):
@@ -112,6 +115,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusInternalServerError, "internal error; the server log has the details")
 	}
 }
+
+// statusError is an answer in MAAS's words with MAAS's status, where
+// MAAS's is not the one Anvil's errors map to (an address already taken
+// is MAAS's 404, an exhausted subnet its 503).
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string { return e.msg }
 
 func writeText(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -7,54 +7,32 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/network"
-	"github.com/anvilmetal/anvil/internal/store"
 )
 
-// netView is what rendering a machine's interfaces reads: the site's
-// network and the subnets' stored rows (their JSON carries more than the
-// pure model keeps).
-type netView struct {
-	n       *network.Network
-	subnets map[int]store.Subnet
+// ifaceView is what rendering a machine's interfaces reads: the pure
+// model (effective MTUs, gateways) and the site's stored objects (their
+// JSON carries more than the model keeps).
+type ifaceView struct {
+	n *network.Network
+	v *netView
 }
 
-func (s *Server) loadNetView(ctx context.Context, n *network.Network) (netView, error) {
-	ss, err := s.store.ListSubnets(ctx)
+func (s *Server) loadIfaceView(ctx context.Context, n *network.Network) (ifaceView, error) {
+	v, err := s.netView(ctx)
 	if err != nil {
-		return netView{}, err
+		return ifaceView{}, err
 	}
-	v := netView{n: n, subnets: make(map[int]store.Subnet, len(ss))}
-	for _, sn := range ss {
-		v.subnets[int(sn.ID)] = sn
-	}
-	return v, nil
+	return ifaceView{n: n, v: v}, nil
 }
 
 // vlan renders the VLAN with the given ID, nil (null) for none: a
 // disconnected interface.
-func (v netView) vlan(id int) *vlanJSON {
-	vl, ok := v.n.VLAN(id)
-	if !ok {
+func (v ifaceView) vlan(id int) *vlanJSON {
+	if _, ok := v.n.VLAN(id); !ok {
 		return nil
 	}
-	fabric := ""
-	for _, f := range v.n.Fabrics {
-		if f.ID == vl.FabricID {
-			fabric = f.Name
-		}
-	}
-	space := undefinedSpace
-	for _, sp := range v.n.Spaces {
-		if sp.ID == vl.SpaceID && vl.SpaceID != 0 {
-			space = sp.Name
-		}
-	}
-	name := vl.Name
-	if name == "" && vl.VID == 0 {
-		name = "untagged"
-	}
-	return &vlanJSON{ID: int64(vl.ID), Name: name, VID: vl.VID, Fabric: fabric, FabricID: int64(vl.FabricID),
-		MTU: vl.EffectiveMTU(), DHCPOn: vl.DHCPOn, Space: space, ResourceURI: Prefix + "vlans/" + itoa(int64(vl.ID)) + "/"}
+	j := v.v.renderVLAN(v.v.vlan(int64(id)))
+	return &j
 }
 
 // linkJSON is one of an interface's links as MAAS's get_links gives it:
@@ -68,7 +46,7 @@ type linkJSON struct {
 
 // renderNetIface renders an interface of the network model. nic is what
 // commissioning saw of the NIC of the same MAC (its zero value if none).
-func (v netView) renderNetIface(systemID string, m *network.Machine, i network.Interface, nic *machine.NIC) ifaceJSON {
+func (v ifaceView) renderNetIface(systemID string, m *network.Machine, i network.Interface, nic *machine.NIC) ifaceJSON {
 	j := ifaceJSON{
 		ID: int64(i.ID), Name: i.Name, Type: string(i.Type), Enabled: i.Enabled, MACAddress: i.MAC,
 		Tags: append([]string{}, i.Tags...), Links: []any{}, EffectiveMTU: network.EffectiveMTU(v.n, i),
@@ -93,8 +71,8 @@ func (v netView) renderNetIface(systemID string, m *network.Machine, i network.I
 		if l.IP.IsValid() {
 			lj.IPAddress = l.IP.String()
 		}
-		if sn, ok := v.subnets[l.SubnetID]; ok && l.SubnetID != 0 {
-			sj := renderSubnet(sn)
+		if _, ok := v.n.Subnet(l.SubnetID); ok && l.SubnetID != 0 {
+			sj := v.v.renderSubnet(v.v.subnet(int64(l.SubnetID)))
 			lj.Subnet = &sj
 		}
 		j.Links = append(j.Links, lj)
@@ -134,7 +112,7 @@ func ifaceParams(i network.Interface) any {
 // interface_set, boot_interface, ip_addresses and default_gateways. A
 // machine whose interfaces the model does not know yet keeps the plain
 // rendering.
-func (v netView) overlay(j *machineJSON, mm *machine.Machine, m *network.Machine, gw4, gw6 int) {
+func (v ifaceView) overlay(j *machineJSON, mm *machine.Machine, m *network.Machine, gw4, gw6 int) {
 	if len(m.Interfaces) == 0 {
 		return
 	}
@@ -193,7 +171,7 @@ func (s *Server) overlayNetwork(r *request, j *machineJSON, m *machine.Machine) 
 	if err != nil {
 		return err
 	}
-	v, err := s.loadNetView(r.Context(), n)
+	v, err := s.loadIfaceView(r.Context(), n)
 	if err != nil {
 		return err
 	}

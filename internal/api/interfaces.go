@@ -146,7 +146,7 @@ func (s *Server) readInterfaces(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	v, err := s.loadNetView(r.Context(), e.n)
+	v, err := s.loadIfaceView(r.Context(), e.n)
 	if err != nil {
 		return err
 	}
@@ -180,7 +180,7 @@ func (s *Server) writeIface(w http.ResponseWriter, r *request, systemID string, 
 	if !ok {
 		return noSuch("Interface")
 	}
-	v, err := s.loadNetView(r.Context(), e.n)
+	v, err := s.loadIfaceView(r.Context(), e.n)
 	if err != nil {
 		return err
 	}

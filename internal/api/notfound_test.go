@@ -21,7 +21,8 @@ func TestUnknownIDs(t *testing.T) {
 		// What MAAS does otherwise for these: a delete of no such user
 		// is answered as done.
 		skip := map[string]bool{"UserHandler delete": true}
-		ids := map[string]string{"system_id": "xyz999", "id": "987654", "boot_source_id": "987654", "name": "nosuch", "username": "nosuch"}
+		ids := map[string]string{"system_id": "xyz999", "id": "987654", "boot_source_id": "987654", "name": "nosuch", "username": "nosuch",
+			"fabric_id": "987654", "vid": "987"}
 		n := 0
 		for _, res := range d.Resources {
 			h := res.Auth
@@ -34,6 +35,9 @@ func TestUnknownIDs(t *testing.T) {
 			}
 			if h.Name == "InterfacesHandler" {
 				model = "Node" // a node's collection: the node is what is missing
+			}
+			if strings.HasPrefix(h.Name, "Vlan") {
+				model = "Fabric" // and a VLAN's fabric
 			}
 			path := strings.TrimPrefix(h.Path, "/MAAS/api/2.0/")
 			for _, p := range h.Params {

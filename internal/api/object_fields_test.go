@@ -96,7 +96,8 @@ func TestSubnetAndRangeFields(t *testing.T) {
 			"start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.199"}, "subnet": {id}, "comment": {"pool"}}))
 		checkFields(t, "created range", r, iprangeSchema)
 		checkSubnet(t, "created range's subnet", sub(t, r, "subnet"))
-		wantJSON(t, "created range", r, "user", "null")
+		// MAAS records who made a range.
+		wantJSON(t, "created range", sub(t, r, "user"), "username", `"admin"`)
 		ranges := decodeList(t, e.answer(http.StatusOK, "GET", "ipranges/", e.user, nil))
 		if len(ranges) != 1 {
 			t.Fatalf("ranges: %v", ranges)

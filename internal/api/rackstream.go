@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -116,9 +117,23 @@ func (s *Server) rackSubnets(r *request) ([]rack.Subnet, error) {
 	if err != nil {
 		return nil, err
 	}
+	vlans, err := s.store.ListVLANs(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	dhcpOn := map[int64]bool{}
+	for _, v := range vlans {
+		dhcpOn[v.ID] = v.DHCPOn
+	}
 	out := make([]rack.Subnet, 0, len(ss))
 	for _, sn := range ss {
-		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: sn.Domain, DHCP: sn.DHCP, LeaseSeconds: sn.LeaseSeconds}
+		// The rack's DHCP server is IPv4's; IPv6 subnets are not its.
+		if p, err := netip.ParsePrefix(sn.CIDR); err != nil || !p.Addr().Is4() {
+			continue
+		}
+		// DHCP is on by the subnet's own switch or its VLAN's (MAAS's).
+		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: sn.Domain, DHCP: sn.DHCP || dhcpOn[sn.VLANID],
+			LeaseSeconds: sn.LeaseSeconds}
 		for _, h := range hosts {
 			if h.SubnetID == sn.ID {
 				rsn.Hosts = append(rsn.Hosts, rack.Host{MAC: h.MAC, IP: h.IP, Hostname: h.Hostname})

@@ -99,6 +99,18 @@ func (s *Server) routes() {
 	s.handle(resource{name: "SubnetHandler", path: "subnets/{id}/", routes: s.subnetRoutes()})
 	s.handle(resource{name: "IPRangesHandler", path: "ipranges/", routes: s.ipRangesRoutes()})
 	s.handle(resource{name: "IPRangeHandler", path: "ipranges/{id}/", routes: s.ipRangeRoutes()})
+	s.handle(resource{name: "FabricsHandler", path: "fabrics/", routes: s.fabricsRoutes()})
+	s.handle(resource{name: "FabricHandler", path: "fabrics/{id}/", routes: s.fabricRoutes()})
+	s.handle(resource{name: "VlansHandler", path: "fabrics/{fabric_id}/vlans/", notFound: "Fabric", routes: s.vlansRoutes()})
+	// MAAS serves a VLAN by its fabric and VID and, at vlans/{vlan_id}/, by
+	// its id; it describes the first.
+	s.handle(resource{name: "VlanHandler", path: "fabrics/{fabric_id}/vlans/{vid}/", aliases: []string{"vlans/{vlan_id}/"},
+		notFound: "VLAN", routes: s.vlanRoutes()})
+	s.handle(resource{name: "SpacesHandler", path: "spaces/", routes: s.spacesRoutes()})
+	s.handle(resource{name: "SpaceHandler", path: "spaces/{id}/", routes: s.spaceRoutes()})
+	s.handle(resource{name: "StaticRoutesHandler", path: "static-routes/", routes: s.staticRoutesRoutes()})
+	s.handle(resource{name: "StaticRouteHandler", path: "static-routes/{id}/", routes: s.staticRouteRoutes()})
+	s.handle(resource{name: "IPAddressesHandler", path: "ipaddresses/", routes: s.ipAddressesRoutes()})
 	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
 	racks, rack := controllerRoutes(s.racks)

@@ -1,23 +1,23 @@
 package api
 
 import (
-	"fmt"
+	"errors"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
-// Subnets and IP ranges carry the facts DHCP needs: MAAS spreads them over
-// subnets/, vlans/ (dhcp_on) and ipranges/; Anvil keeps dhcp_on on the
-// subnet, which is what an operator sets.
+// Subnets are on VLANs, as MAAS has them. DHCP is served on a subnet when
+// its VLAN's dhcp_on is set (MAAS's switch) or its own dhcp_on is (Anvil's,
+// which older clients of subnets/ set); either way its dynamic ranges are
+// what is leased.
 
 // subnetJSON is MAAS's subnet (DISPLAYED_SUBNET_FIELDS) and, after it,
-// Anvil's DHCP fields. Anvil has no VLAN, fabric or space model yet: every
-// subnet is on MAAS's default VLAN (untagged, fabric-0) in the undefined
-// space, and MAAS's defaults stand for the DNS and discovery settings.
+// Anvil's DHCP fields.
 type subnetJSON struct {
 	ID                 int64    `json:"id"`
 	Name               string   `json:"name"`
@@ -40,50 +40,31 @@ type subnetJSON struct {
 	LeaseSeconds int    `json:"lease_seconds"`
 }
 
-// vlanJSON is MAAS's VLAN object (DISPLAYED_VLAN_FIELDS).
-type vlanJSON struct {
-	ID            int64     `json:"id"`
-	Name          string    `json:"name"`
-	VID           int       `json:"vid"`
-	Fabric        string    `json:"fabric"`
-	FabricID      int64     `json:"fabric_id"`
-	MTU           int       `json:"mtu"`
-	PrimaryRack   *string   `json:"primary_rack"`
-	SecondaryRack *string   `json:"secondary_rack"`
-	DHCPOn        bool      `json:"dhcp_on"`
-	ExternalDHCP  *string   `json:"external_dhcp"`
-	RelayVLAN     *struct{} `json:"relay_vlan"`
-	Space         string    `json:"space"`
-	ResourceURI   string    `json:"resource_uri"`
-}
-
 // undefinedSpace is MAAS's name for "in no space".
 const undefinedSpace = "undefined"
 
-// defaultVLAN is MAAS's default VLAN as a subnet carries it; dhcp_on is
-// the subnet's own, which is where Anvil keeps it.
-func defaultVLAN(dhcp bool) vlanJSON {
-	return vlanJSON{ID: 5001, Name: "untagged", Fabric: "fabric-0", MTU: 1500, DHCPOn: dhcp, Space: undefinedSpace,
-		ResourceURI: Prefix + "vlans/5001/"}
-}
-
-// rdnsEnabled is MAAS's RDNS_MODE.ENABLED, its default for a new subnet.
+// rdnsEnabled is MAAS's RDNS_MODE.RFC2317, its default for a new subnet.
 const rdnsEnabled = 2
 
-func renderSubnet(s store.Subnet) subnetJSON {
-	j := subnetJSON{ID: s.ID, Name: s.Name, VLAN: defaultVLAN(s.DHCP), Space: undefinedSpace, CIDR: s.CIDR,
-		GatewayIP: optional(s.Gateway), DNSServers: s.DNSServers, RDNSMode: rdnsEnabled, AllowDNS: true, AllowProxy: true,
-		Managed: true, DisabledBootArches: []string{}, ResourceURI: Prefix + "subnets/" + itoa(s.ID) + "/",
+func (v *netView) renderSubnet(s store.Subnet) subnetJSON {
+	vl := v.vlan(s.VLANID)
+	j := subnetJSON{ID: s.ID, Name: s.Name, Description: s.Description, VLAN: v.renderVLAN(vl), Space: v.spaceName(vl.SpaceID),
+		CIDR: s.CIDR, GatewayIP: optional(s.Gateway), DNSServers: s.DNSServers, RDNSMode: s.RDNSMode, AllowDNS: s.AllowDNS,
+		AllowProxy: s.AllowProxy, Managed: s.Managed, ActiveDiscovery: s.ActiveDiscovery,
+		DisabledBootArches: s.DisabledBootArchitectures, ResourceURI: Prefix + "subnets/" + itoa(s.ID) + "/",
 		Domain: s.Domain, DHCPOn: s.DHCP, LeaseSeconds: s.LeaseSeconds}
 	if j.DNSServers == nil {
 		j.DNSServers = []string{}
+	}
+	if j.DisabledBootArches == nil {
+		j.DisabledBootArches = []string{}
 	}
 	return j
 }
 
 // iprangeJSON is MAAS's IP range (DISPLAYED_IPRANGE_FIELDS): the subnet as
-// an object, and the user who reserved it, null because Anvil does not
-// record who made a range.
+// an object, and the user who made it (null for ranges from before Anvil
+// recorded it).
 type iprangeJSON struct {
 	ID          int64      `json:"id"`
 	Type        string     `json:"type"`
@@ -98,129 +79,262 @@ type iprangeJSON struct {
 func (s *Server) subnetsRoutes() []route {
 	return []route{
 		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			ss, err := s.store.ListSubnets(r.Context())
+			v, err := s.netView(r.Context())
 			if err != nil {
 				return err
 			}
-			out := make([]subnetJSON, 0, len(ss))
-			for _, sn := range ss {
-				out = append(out, renderSubnet(sn))
+			out := make([]subnetJSON, 0, len(v.subnets))
+			for _, sn := range v.subnets {
+				out = append(out, v.renderSubnet(sn))
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		}),
 		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
-			sn := store.Subnet{LeaseSeconds: 3600}
-			if err := applySubnetForm(r, &sn, true); err != nil {
-				return err
-			}
-			sn, err := s.store.CreateSubnet(r.Context(), sn)
-			if err != nil {
-				return err
-			}
-			s.svc.Hub.Notify()
-			writeJSON(w, http.StatusOK, renderSubnet(sn))
-			return nil
+			// MAAS's defaults for a new subnet.
+			sn := store.Subnet{LeaseSeconds: 3600, Managed: true, AllowDNS: true, AllowProxy: true, RDNSMode: rdnsEnabled}
+			return s.saveSubnet(w, r, sn, true)
 		}),
 	}
 }
 
-func (s *Server) subnetRoutes() []route {
-	byID := func(r *request) (store.Subnet, error) {
-		id, err := strconv.ParseInt(r.id, 10, 64)
-		if err != nil {
-			return store.Subnet{}, badField("id", "%q is not a subnet id", r.id)
-		}
+// subnetByRef finds a subnet by its id or its name.
+func (s *Server) subnetByRef(r *request, ref string) (store.Subnet, error) {
+	if id, err := strconv.ParseInt(ref, 10, 64); err == nil {
 		return s.store.GetSubnet(r.Context(), id)
 	}
-	return []route{
+	ss, err := s.store.ListSubnets(r.Context())
+	if err != nil {
+		return store.Subnet{}, err
+	}
+	for _, sn := range ss {
+		if sn.Name == ref || sn.CIDR == ref {
+			return sn, nil
+		}
+	}
+	return store.Subnet{}, noSuch("Subnet")
+}
+
+func (s *Server) subnetRoutes() []route {
+	byID := func(r *request) (store.Subnet, error) { return s.subnetByRef(r, r.id) }
+	return append([]route{
 		get("", authenticated, func(w http.ResponseWriter, r *request) error {
 			sn, err := byID(r)
 			if err != nil {
 				return err
 			}
-			writeJSON(w, http.StatusOK, renderSubnet(sn))
-			return nil
+			return s.writeSubnet(w, r, sn)
 		}),
 		put(adminOnly, func(w http.ResponseWriter, r *request) error {
 			sn, err := byID(r)
 			if err != nil {
 				return err
 			}
-			if err := applySubnetForm(r, &sn, false); err != nil {
-				return err
-			}
-			if sn, err = s.store.UpdateSubnet(r.Context(), sn); err != nil {
-				return err
-			}
-			s.svc.Hub.Notify()
-			writeJSON(w, http.StatusOK, renderSubnet(sn))
-			return nil
+			return s.saveSubnet(w, r, sn, false)
 		}),
 		del(adminOnly, func(w http.ResponseWriter, r *request) error {
 			sn, err := byID(r)
 			if err != nil {
 				return err
 			}
+			vl, err := s.store.GetVLAN(r.Context(), sn.VLANID)
+			if err != nil {
+				return err
+			}
+			rs, err := s.store.ListIPRanges(r.Context())
+			if err != nil {
+				return err
+			}
+			for _, ir := range rs {
+				if vl.DHCPOn && ir.SubnetID == sn.ID && ir.Type == string(network.RangeDynamic) {
+					return &badRequest{"Cannot delete a subnet that is actively servicing a dynamic IP range. " +
+						"(Delete the dynamic range or disable DHCP first.)"}
+				}
+			}
 			if err := s.store.DeleteSubnet(r.Context(), sn.ID); err != nil {
+				if errors.Is(err, store.ErrInUse) {
+					return &badRequest{"Cannot delete a subnet that has IP addresses in use by nodes."}
+				}
 				return err
 			}
 			s.svc.Hub.Notify()
 			writeNoContent(w)
 			return nil
 		}),
+	}, s.subnetOps(byID)...)
+}
+
+func (s *Server) writeSubnet(w http.ResponseWriter, r *request, sn store.Subnet) error {
+	v, err := s.netView(r.Context())
+	if err != nil {
+		return err
 	}
+	writeJSON(w, http.StatusOK, v.renderSubnet(sn))
+	return nil
+}
+
+// saveSubnet applies the form, checks the subnet with the network model's
+// rules (a CIDR without host bits, overlapping no other subnet, a gateway
+// inside it, a VLAN that exists) and stores it.
+func (s *Server) saveSubnet(w http.ResponseWriter, r *request, sn store.Subnet, create bool) error {
+	v, err := s.netView(r.Context())
+	if err != nil {
+		return err
+	}
+	if err := applySubnetForm(r, v, &sn, create); err != nil {
+		return err
+	}
+	n, err := s.store.LoadNetwork(r.Context())
+	if err != nil {
+		return err
+	}
+	ns := store.NetworkSubnet(sn)
+	if create {
+		ns.ID = -1
+	}
+	if err := network.ValidateSubnet(n, ns).Err(); err != nil {
+		return err
+	}
+	if create {
+		sn, err = s.store.CreateSubnet(r.Context(), sn)
+	} else {
+		sn, err = s.store.UpdateSubnet(r.Context(), sn)
+	}
+	var ce *store.ConflictError
+	if errors.As(err, &ce) {
+		return badField("name", "Subnet with this Name already exists.")
+	}
+	if err != nil {
+		return err
+	}
+	s.svc.Hub.Notify()
+	return s.writeSubnet(w, r, sn)
 }
 
 // applySubnetForm validates and applies the fields given.
-func applySubnetForm(r *request, sn *store.Subnet, create bool) error {
-	if v := r.form.Get("cidr"); v != "" || create {
-		p, err := netip.ParsePrefix(v)
-		if err != nil || !p.Addr().Is4() {
-			return badField("cidr", "%q is not an IPv4 network such as 192.0.2.0/24", v)
+func applySubnetForm(r *request, v *netView, sn *store.Subnet, create bool) error {
+	if val := r.form.Get("cidr"); val != "" || create {
+		p, err := netip.ParsePrefix(strings.TrimSpace(val))
+		if err != nil {
+			return badField("cidr", "Required format: <network>/<prefixlen>.")
 		}
-		sn.CIDR = p.Masked().String()
+		sn.CIDR = p.Masked().String() // as MAAS stores it
 	}
-	prefix := netip.MustParsePrefix(sn.CIDR)
-	if v, ok := r.form["name"]; ok || create {
-		sn.Name = firstOr(strings.TrimSpace(first(v)), sn.CIDR)
+	if val, ok := r.form["name"]; ok || create {
+		sn.Name = firstOr(strings.TrimSpace(first(val)), sn.CIDR)
 	}
-	if v, ok := r.form["gateway_ip"]; ok {
+	if val, ok := r.form["description"]; ok {
+		sn.Description = first(val)
+	}
+	if err := applySubnetVLAN(r, v, sn); err != nil {
+		return err
+	}
+	if val, ok := r.form["gateway_ip"]; ok {
 		sn.Gateway = ""
-		if g := strings.TrimSpace(first(v)); g != "" {
+		if g := strings.TrimSpace(first(val)); g != "" {
 			a, err := netip.ParseAddr(g)
-			if err != nil || !prefix.Contains(a) {
-				return badField("gateway_ip", "%q is not an address in %s", g, sn.CIDR)
+			if err != nil {
+				return badField("gateway_ip", "Enter a valid IPv4 or IPv6 address.")
 			}
 			sn.Gateway = a.String()
 		}
 	}
-	if v, ok := r.form["dns_servers"]; ok {
+	if val, ok := r.form["dns_servers"]; ok {
 		sn.DNSServers = nil
-		for _, d := range strings.FieldsFunc(strings.Join(v, ","), func(c rune) bool { return c == ',' || c == ' ' }) {
+		for _, d := range strings.FieldsFunc(strings.Join(val, ","), func(c rune) bool { return c == ',' || c == ' ' }) {
 			a, err := netip.ParseAddr(d)
 			if err != nil {
-				return badField("dns_servers", "%q is not an IP address", d)
+				return badField("dns_servers", "Enter a valid IPv4 or IPv6 address.")
 			}
 			sn.DNSServers = append(sn.DNSServers, a.String())
 		}
 	}
-	if v, ok := r.form["domain"]; ok {
-		sn.Domain = first(v)
+	if val, ok := r.form["domain"]; ok {
+		sn.Domain = first(val)
 	}
-	if _, ok := r.form["dhcp_on"]; ok {
-		on, err := boolParam(r, "dhcp_on")
-		if err != nil {
-			return err
+	for _, f := range []struct {
+		name string
+		dst  *bool
+	}{{"dhcp_on", &sn.DHCP}, {"managed", &sn.Managed}, {"allow_dns", &sn.AllowDNS}, {"allow_proxy", &sn.AllowProxy},
+		{"active_discovery", &sn.ActiveDiscovery}} {
+		if _, ok := r.form[f.name]; ok {
+			on, err := boolParam(r, f.name)
+			if err != nil {
+				return err
+			}
+			*f.dst = on
 		}
-		sn.DHCP = on
 	}
-	if v, ok, err := intParam(r, "lease_seconds", 60); err != nil {
+	if val, ok := r.form["rdns_mode"]; ok {
+		m, err := strconv.Atoi(strings.TrimSpace(first(val)))
+		if err != nil || m < 0 || m > 2 {
+			return badField("rdns_mode", "Select a valid choice. %s is not one of the available choices.", first(val))
+		}
+		sn.RDNSMode = m
+	}
+	if _, ok := r.form["disabled_boot_architectures"]; ok {
+		sn.DisabledBootArchitectures = list(r, "disabled_boot_architectures")
+	}
+	if val, ok, err := intParam(r, "lease_seconds", 60); err != nil {
 		return err
 	} else if ok {
-		sn.LeaseSeconds = v
+		sn.LeaseSeconds = val
+	}
+	if sn.DHCP && !netip.MustParsePrefix(sn.CIDR).Addr().Is4() {
+		return badField("dhcp_on", "Anvil's DHCP server serves IPv4 subnets only.")
 	}
 	return nil
+}
+
+// applySubnetVLAN places the subnet as MAAS's form does: on the VLAN
+// given by id; else on the VLAN with the vid given on the fabric given
+// (the default fabric when none is); else on the fabric's untagged VLAN.
+// A new subnet given none of them goes on fabric-0's untagged VLAN.
+func applySubnetVLAN(r *request, v *netView, sn *store.Subnet) error {
+	vlanRef, fabricRef, vidRef := strings.TrimSpace(r.form.Get("vlan")), strings.TrimSpace(r.form.Get("fabric")), strings.TrimSpace(r.form.Get("vid"))
+	if vlanRef != "" {
+		id, err := strconv.ParseInt(vlanRef, 10, 64)
+		if err != nil || !v.hasVLAN(id) {
+			return badField("vlan", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		sn.VLANID = id
+		return nil
+	}
+	if fabricRef == "" && vidRef == "" && sn.VLANID != 0 {
+		return nil
+	}
+	fabric := store.DefaultFabricID
+	if fabricRef != "" {
+		id, err := strconv.ParseInt(fabricRef, 10, 64)
+		if _, ok := v.fabrics[id]; err != nil || !ok {
+			return badField("fabric", "Select a valid choice. That choice is not one of the available choices.")
+		}
+		fabric = id
+	}
+	vid := 0
+	if vidRef != "" {
+		n, err := strconv.Atoi(vidRef)
+		if err != nil {
+			return badField("vid", "Enter a whole number.")
+		}
+		vid = n
+	}
+	for _, vl := range v.vlans {
+		if vl.FabricID == fabric && vl.VID == vid {
+			sn.VLANID = vl.ID
+			return nil
+		}
+	}
+	return badField("vid", "No VLAN with vid %d in %s.", vid, v.fabrics[fabric].Name)
+}
+
+func (v *netView) hasVLAN(id int64) bool {
+	for _, vl := range v.vlans {
+		if vl.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func first(v []string) string {
@@ -229,126 +343,3 @@ func first(v []string) string {
 	}
 	return v[0]
 }
-
-func (s *Server) ipRangesRoutes() []route {
-	return []route{
-		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			rs, err := s.store.ListIPRanges(r.Context())
-			if err != nil {
-				return err
-			}
-			subnets, err := s.store.ListSubnets(r.Context())
-			if err != nil {
-				return err
-			}
-			byID := make(map[int64]store.Subnet, len(subnets))
-			for _, sn := range subnets {
-				byID[sn.ID] = sn
-			}
-			out := make([]iprangeJSON, 0, len(rs))
-			for _, ir := range rs {
-				out = append(out, renderRange(ir, byID[ir.SubnetID]))
-			}
-			writeJSON(w, http.StatusOK, out)
-			return nil
-		}),
-		post("", adminOnly, s.createIPRange),
-	}
-}
-
-func renderRange(ir store.IPRange, sn store.Subnet) iprangeJSON {
-	return iprangeJSON{ID: ir.ID, Type: ir.Type, StartIP: ir.Start, EndIP: ir.End, Comment: ir.Comment,
-		Subnet: renderSubnet(sn), ResourceURI: Prefix + "ipranges/" + itoa(ir.ID) + "/"}
-}
-
-// createIPRange checks that the range lies in its subnet and overlaps no
-// other range there: an address in two ranges would be both handed out
-// and reserved.
-func (s *Server) createIPRange(w http.ResponseWriter, r *request) error {
-	typ := firstOr(r.form.Get("type"), "dynamic")
-	if typ != "dynamic" && typ != "reserved" {
-		return badField("type", "%q: use dynamic or reserved", typ)
-	}
-	start, err1 := netip.ParseAddr(r.form.Get("start_ip"))
-	end, err2 := netip.ParseAddr(r.form.Get("end_ip"))
-	if err1 != nil || err2 != nil || !start.Is4() || !end.Is4() || end.Less(start) {
-		return badField("start_ip", "start_ip and end_ip must be IPv4 addresses with start_ip <= end_ip")
-	}
-	subnets, err := s.store.ListSubnets(r.Context())
-	if err != nil {
-		return err
-	}
-	var sn *store.Subnet
-	ref := r.form.Get("subnet")
-	for i := range subnets {
-		if itoa(subnets[i].ID) == ref || subnets[i].CIDR == ref || (ref == "" && netip.MustParsePrefix(subnets[i].CIDR).Contains(start)) {
-			sn = &subnets[i]
-			break
-		}
-	}
-	if sn == nil {
-		return badField("subnet", "no subnet %q (give its id or CIDR, or a range inside a known subnet)", ref)
-	}
-	p := netip.MustParsePrefix(sn.CIDR)
-	if !p.Contains(start) || !p.Contains(end) {
-		return badField("start_ip", "the range %s-%s is not inside %s", start, end, sn.CIDR)
-	}
-	ranges, err := s.store.ListIPRanges(r.Context())
-	if err != nil {
-		return err
-	}
-	for _, o := range ranges {
-		os, oe := netip.MustParseAddr(o.Start), netip.MustParseAddr(o.End)
-		if o.SubnetID == sn.ID && !(end.Less(os) || oe.Less(start)) {
-			return &conflict{sprintf("the range %s-%s overlaps %s range %s-%s (id %d)", start, end, o.Type, o.Start, o.End, o.ID)}
-		}
-	}
-	ir, err := s.store.CreateIPRange(r.Context(), store.IPRange{SubnetID: sn.ID, Type: typ, Start: start.String(), End: end.String(), Comment: r.form.Get("comment")})
-	if err != nil {
-		return err
-	}
-	s.svc.Hub.Notify()
-	writeJSON(w, http.StatusOK, renderRange(ir, *sn))
-	return nil
-}
-
-func (s *Server) ipRangeRoutes() []route {
-	return []route{
-		get("", authenticated, func(w http.ResponseWriter, r *request) error {
-			rs, err := s.store.ListIPRanges(r.Context())
-			if err != nil {
-				return err
-			}
-			for _, ir := range rs {
-				if itoa(ir.ID) != r.id {
-					continue
-				}
-				subnets, err := s.store.ListSubnets(r.Context())
-				if err != nil {
-					return err
-				}
-				for _, sn := range subnets {
-					if sn.ID == ir.SubnetID {
-						writeJSON(w, http.StatusOK, renderRange(ir, sn))
-						return nil
-					}
-				}
-			}
-			return errNoIPRange
-		}),
-		del(adminOnly, func(w http.ResponseWriter, r *request) error {
-			id, err := strconv.ParseInt(r.id, 10, 64)
-			if err != nil {
-				return badField("id", "%q is not a range id", r.id)
-			}
-			if err := s.store.DeleteIPRange(r.Context(), id); err != nil {
-				return err
-			}
-			s.svc.Hub.Notify()
-			writeNoContent(w)
-			return nil
-		}),
-	}
-}
-
-var errNoIPRange = fmt.Errorf("No IPRange matches the given query: %w", store.ErrNotFound)

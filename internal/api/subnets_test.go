@@ -26,7 +26,11 @@ func TestSubnetsAndRanges(t *testing.T) {
 		}{
 			{url.Values{"cidr": {"nonsense"}}, 400, "cidr"},
 			{url.Values{"cidr": {"198.51.100.0/24"}, "gateway_ip": {"192.0.2.1"}}, 400, "gateway_ip"},
-			{url.Values{"cidr": {"192.0.2.0/24"}}, 409, "192.0.2.0/24"},
+			{url.Values{"cidr": {"192.0.2.0/24"}}, 400, "Subnet 192.0.2.0/24 would overlap with existing subnets."},
+			{url.Values{"cidr": {"192.0.2.128/25"}}, 400, "would overlap"},
+			{url.Values{"cidr": {"198.51.100.0/24"}, "vlan": {"9999"}}, 400, "vlan"},
+			{url.Values{"cidr": {"198.51.100.0/24"}, "fabric": {"0"}, "vid": {"77"}}, 400, "No VLAN with vid 77 in fabric-0."},
+			{url.Values{"cidr": {"198.51.100.0/24"}, "rdns_mode": {"7"}}, 400, "rdns_mode"},
 		} {
 			code, body := e.call("POST", "subnets/", e.admin, c.form)
 			if code != c.code || !strings.Contains(string(body), c.says) {
@@ -38,8 +42,8 @@ func TestSubnetsAndRanges(t *testing.T) {
 			code int
 			says string
 		}{
-			{url.Values{"start_ip": {"192.0.2.150"}, "end_ip": {"192.0.2.160"}}, 409, "overlaps"},
-			{url.Values{"start_ip": {"192.0.2.250"}, "end_ip": {"192.0.2.240"}}, 400, "start_ip"},
+			{url.Values{"start_ip": {"192.0.2.150"}, "end_ip": {"192.0.2.160"}}, 400, "Requested dynamic range conflicts with an existing IP address or range."},
+			{url.Values{"start_ip": {"192.0.2.250"}, "end_ip": {"192.0.2.240"}}, 400, "End IP address must not be less than Start IP address."},
 			{url.Values{"start_ip": {"198.51.100.1"}, "end_ip": {"198.51.100.9"}}, 400, "subnet"},
 			{url.Values{"type": {"static"}, "start_ip": {"192.0.2.1"}, "end_ip": {"192.0.2.9"}}, 400, "type"},
 		} {

@@ -47,7 +47,7 @@ func TestValidateSubnet(t *testing.T) {
 		field, words string
 	}{
 		{"new", Subnet{ID: 9, VLANID: 1, CIDR: pfx("198.18.1.0/24"), Gateway: ip("198.18.1.1")}, "", ""},
-		{"overlaps", Subnet{ID: 9, VLANID: 1, CIDR: pfx("192.0.2.128/25")}, "cidr", "overlaps with existing subnet 192.0.2.0/24"},
+		{"overlaps", Subnet{ID: 9, VLANID: 1, CIDR: pfx("192.0.2.128/25")}, "cidr", "would overlap with existing subnets"},
 		{"host bits", Subnet{ID: 9, VLANID: 1, CIDR: pfx("198.18.1.5/24")}, "cidr", "host bits set"},
 		{"no CIDR", Subnet{ID: 9, VLANID: 1}, "cidr", "required"},
 		{"gateway outside", Subnet{ID: 9, VLANID: 1, CIDR: pfx("198.18.1.0/24"), Gateway: ip("198.18.2.1")}, "gateway_ip", "within CIDR range"},
@@ -67,7 +67,7 @@ func TestValidateRange(t *testing.T) {
 		field, words string
 	}{
 		{"free", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.210"), End: ip("192.0.2.220")}, "", ""},
-		{"overlaps the dynamic range", IPRange{ID: 9, SubnetID: 1, Type: RangeDynamic, Start: ip("192.0.2.190"), End: ip("192.0.2.220")}, "__all__", "conflicts with an existing range 192.0.2.100-192.0.2.199"},
+		{"overlaps the dynamic range", IPRange{ID: 9, SubnetID: 1, Type: RangeDynamic, Start: ip("192.0.2.190"), End: ip("192.0.2.220")}, "__all__", "conflicts with an existing IP address or range."},
 		{"backwards", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.220"), End: ip("192.0.2.210")}, "end_ip", "must not be less"},
 		{"outside", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.210"), End: ip("198.51.100.1")}, "end_ip", "not in subnet"},
 		{"type unknown", IPRange{ID: 9, SubnetID: 1, Type: "static", Start: ip("192.0.2.210"), End: ip("192.0.2.211")}, "type", "not a valid type"},

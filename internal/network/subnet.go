@@ -27,7 +27,7 @@ func ValidateSubnet(n *Network, s Subnet) FieldErrors {
 	}
 	for _, o := range n.Subnets {
 		if o.ID != s.ID && o.CIDR.IsValid() && o.CIDR.Overlaps(s.CIDR) {
-			e.Add("cidr", "Subnet %s overlaps with existing subnet %s.", s.CIDR, o.CIDR)
+			e.Add("cidr", "Subnet %s would overlap with existing subnets.", s.CIDR)
 		}
 	}
 	return e
@@ -62,7 +62,11 @@ func ValidateRange(n *Network, r IPRange) FieldErrors {
 	}
 	for _, o := range n.RangesOf(s.ID) {
 		if o.ID != r.ID && o.Start.Compare(r.End) <= 0 && r.Start.Compare(o.End) <= 0 {
-			e.Add("__all__", "Requested %s range conflicts with an existing range %s-%s.", r.Type, o.Start, o.End)
+			what := "IP address or range"
+			if r.Type == RangeReserved {
+				what = "range"
+			}
+			e.Add("__all__", "Requested %s range conflicts with an existing %s.", r.Type, what)
 		}
 	}
 	return e

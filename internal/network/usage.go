@@ -146,3 +146,9 @@ func merge(spans []Span) []Span {
 	}
 	return out
 }
+
+// Windows are the spans of s that AUTO links are given addresses from.
+func Windows(n *Network, s Subnet) []Span { return windows(n, s) }
+
+// HostBounds are the lowest and highest addresses of p a host may hold.
+func HostBounds(p netip.Prefix) (lo, hi netip.Addr) { return hostBounds(p) }

@@ -18,7 +18,7 @@ func ValidateVLAN(n *Network, v VLAN) FieldErrors {
 	}
 	for _, o := range n.VLANs {
 		if o.ID != v.ID && o.FabricID == v.FabricID && o.VID == v.VID {
-			e.Add("vid", "VLAN with this Fabric and VID already exists.")
+			e.Add("vid", "A VLAN with the specified VID already exists in the destination fabric.")
 		}
 	}
 	if v.RelayVLAN != 0 {

@@ -142,7 +142,9 @@ type NetworkStore interface {
 	GetVLANByVID(ctx context.Context, fabricID int64, vid int) (VLAN, error)
 	CreateVLAN(ctx context.Context, v VLAN) (VLAN, error)
 	UpdateVLAN(ctx context.Context, v VLAN) (VLAN, error)
-	// DeleteVLAN: ErrInUse while subnets or interfaces are on it.
+	// DeleteVLAN deletes a tagged VLAN (the untagged one is ErrNotFound):
+	// its subnets and other interfaces move to the fabric's untagged
+	// VLAN, VLAN interfaces on it are deleted.
 	DeleteVLAN(ctx context.Context, id int64) error
 
 	GetIPRange(ctx context.Context, id int64) (IPRange, error)
@@ -170,6 +172,10 @@ type NetworkStore interface {
 	// with the address given, or none; an address already held is a
 	// *ConflictError naming the holder.
 	CreateIPAddress(ctx context.Context, a IPAddress) (IPAddress, error)
+	// UpdateIPAddress rewrites a row's address, subnet, type, hostname
+	// and MAC (a link's mode or subnet changing); an address held by
+	// another row is a *ConflictError.
+	UpdateIPAddress(ctx context.Context, a IPAddress) (IPAddress, error)
 	// DeleteIPAddress deletes one row (a link or a reservation).
 	DeleteIPAddress(ctx context.Context, id int64) error
 	// AllocateIP gives a an address of its subnet chosen by

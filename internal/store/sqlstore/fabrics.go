@@ -257,12 +257,28 @@ func (s *Store) vlanError(err error, v store.VLAN) error {
 	return fmt.Errorf("vlan %d: %w", v.VID, err)
 }
 
+// DeleteVLAN deletes a tagged VLAN as MAAS does: its subnets and its
+// interfaces other than VLAN interfaces move to the fabric's untagged
+// VLAN, and VLAN interfaces on it are deleted with their links.
 func (s *Store) DeleteVLAN(ctx context.Context, id int64) error {
 	return s.inTx(ctx, func(q conn) error {
-		if err := inUse(ctx, q, `SELECT COUNT(*) FROM subnets WHERE vlan_id = ?`, id, "vlan", "subnets"); err != nil {
+		var untagged int64
+		err := q.queryRow(ctx, `SELECT u.id FROM vlans v JOIN vlans u ON u.fabric_id = v.fabric_id AND u.vid = 0 WHERE v.id = ? AND v.vid <> 0`, id).Scan(&untagged)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("tagged vlan", strconv.FormatInt(id, 10))
+		}
+		if err != nil {
 			return err
 		}
-		if err := inUse(ctx, q, `SELECT COUNT(*) FROM interfaces WHERE vlan_id = ?`, id, "vlan", "interfaces"); err != nil {
+		for _, q1 := range []string{
+			`UPDATE subnets SET vlan_id = ? WHERE vlan_id = ?`,
+			`UPDATE interfaces SET vlan_id = ? WHERE vlan_id = ? AND type <> 'vlan'`,
+		} {
+			if _, err := q.exec(ctx, q1, untagged, id); err != nil {
+				return err
+			}
+		}
+		if _, err := q.exec(ctx, `DELETE FROM interfaces WHERE vlan_id = ? AND type = 'vlan'`, id); err != nil {
 			return err
 		}
 		return deleteRow(ctx, q, "vlan", `DELETE FROM vlans WHERE id = ?`, id)

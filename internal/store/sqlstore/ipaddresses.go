@@ -85,38 +85,58 @@ func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error
 	return fmt.Errorf("ip address %s: %w", a.IP, err)
 }
 
+func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
+	a.Updated = s.now()
+	res, err := s.conn(s.write).exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
+		mac = ?, updated = ? WHERE id = ?`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, a.Owner, a.Hostname, a.MAC, s.tv(a.Updated), a.ID)
+	if err != nil {
+		return a, s.ipError(ctx, err, a)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return a, notFound("ip address", strconv.FormatInt(a.ID, 10))
+	}
+	return a, nil
+}
+
 func (s *Store) DeleteIPAddress(ctx context.Context, id int64) error {
 	return deleteRow(ctx, s.conn(s.write), "ip address", `DELETE FROM ip_addresses WHERE id = ?`, id)
 }
 
 // allocateAttempts bounds the picks of one allocation: each lost race
 // means another region took an address, so this many in a row means the
-// subnet is contended beyond reason.
-const allocateAttempts = 64
+// subnet is contended beyond reason. reloadEvery is how many lost races
+// a pick goes on from what it read before it reads the subnet again.
+const (
+	allocateAttempts = 256
+	reloadEvery      = 32
+)
 
 func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
 	if a.SubnetID == 0 {
 		return a, errors.New("allocate ip: a subnet is required")
 	}
-	for range allocateAttempts {
-		var n *network.Network
-		var assigned map[netip.Addr]bool
-		err := s.inReadTx(ctx, func(c conn) error {
-			var err error
-			if n, err = loadNetwork(ctx, c); err != nil {
+	var n *network.Network
+	var sn network.Subnet
+	var taken map[netip.Addr]bool
+	for attempt := range allocateAttempts {
+		if attempt%reloadEvery == 0 {
+			err := s.inReadTx(ctx, func(c conn) error {
+				var err error
+				if n, err = loadNetwork(ctx, c); err != nil {
+					return err
+				}
+				taken, err = assignedIPs(ctx, c, a.SubnetID)
 				return err
+			})
+			if err != nil {
+				return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
 			}
-			assigned, err = assignedIPs(ctx, c, a.SubnetID)
-			return err
-		})
-		if err != nil {
-			return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
+			var ok bool
+			if sn, ok = n.Subnet(int(a.SubnetID)); !ok {
+				return a, notFound("subnet", strconv.FormatInt(a.SubnetID, 10))
+			}
 		}
-		sn, ok := n.Subnet(int(a.SubnetID))
-		if !ok {
-			return a, notFound("subnet", strconv.FormatInt(a.SubnetID, 10))
-		}
-		ip, err := network.NextFree(n, sn, func(ip netip.Addr) bool { return assigned[ip] })
+		ip, err := network.NextFree(n, sn, func(ip netip.Addr) bool { return taken[ip] })
 		if err != nil {
 			return a, err
 		}
@@ -137,7 +157,11 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			return nil
 		})
 		if err != nil && s.d.IsUniqueViolation(err) {
-			continue // another allocation took it first: pick again
+			// Another allocation took it first: pick the next one up
+			// rather than reading the subnet again, so that allocations
+			// at once spread instead of all chasing the lowest address.
+			taken[ip] = true
+			continue
 		}
 		if err != nil {
 			a.IP = ""
@@ -145,6 +169,7 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 		}
 		return a, nil
 	}
+	a.IP = ""
 	return a, fmt.Errorf("allocate ip on subnet %d: lost the race %d times", a.SubnetID, allocateAttempts)
 }
 

@@ -36,7 +36,7 @@ func (s *Store) MachineNetwork(ctx context.Context, systemID string) (*network.N
 	if err != nil {
 		return nil, nil, fmt.Errorf("load network of %s: %w", systemID, err)
 	}
-	return n, MachineOf(is), nil
+	return n, store.MachineOf(is), nil
 }
 
 // loadNetwork reads every network object into the pure model's types.
@@ -61,7 +61,7 @@ func loadNetwork(ctx context.Context, c conn) (*network.Network, error) {
 		return nil, err
 	}
 	for _, v := range vlans {
-		n.VLANs = append(n.VLANs, NetworkVLAN(v))
+		n.VLANs = append(n.VLANs, store.NetworkVLAN(v))
 	}
 	subnets, err := listSubnets(ctx, c)
 	if err != nil {
@@ -69,7 +69,7 @@ func loadNetwork(ctx context.Context, c conn) (*network.Network, error) {
 	}
 	cidrs := map[int64]netip.Prefix{}
 	for _, sn := range subnets {
-		ns := NetworkSubnet(sn)
+		ns := store.NetworkSubnet(sn)
 		cidrs[sn.ID] = ns.CIDR
 		n.Subnets = append(n.Subnets, ns)
 	}
@@ -78,7 +78,7 @@ func loadNetwork(ctx context.Context, c conn) (*network.Network, error) {
 		return nil, err
 	}
 	for _, r := range ranges {
-		n.Ranges = append(n.Ranges, NetworkRange(r))
+		n.Ranges = append(n.Ranges, store.NetworkRange(r))
 	}
 	routes, err := listRoutes(ctx, c)
 	if err != nil {
@@ -90,75 +90,4 @@ func loadNetwork(ctx context.Context, c conn) (*network.Network, error) {
 			Gateway: gw, Metric: r.Metric})
 	}
 	return n, nil
-}
-
-// NetworkVLAN is v in the pure model's terms.
-func NetworkVLAN(v store.VLAN) network.VLAN {
-	return network.VLAN{ID: int(v.ID), FabricID: int(v.FabricID), VID: v.VID, Name: v.Name, MTU: v.MTU, DHCPOn: v.DHCPOn,
-		RelayVLAN: int(v.RelayVLANID), SpaceID: int(v.SpaceID)}
-}
-
-// NetworkSubnet is sn in the pure model's terms; unparsable addresses
-// (which the API never stores) read as none.
-func NetworkSubnet(sn store.Subnet) network.Subnet {
-	out := network.Subnet{ID: int(sn.ID), VLANID: int(sn.VLANID), Name: sn.Name, Managed: sn.Managed, AllowDNS: sn.AllowDNS}
-	out.CIDR, _ = netip.ParsePrefix(sn.CIDR)
-	out.Gateway, _ = netip.ParseAddr(sn.Gateway)
-	for _, d := range sn.DNSServers {
-		if a, err := netip.ParseAddr(d); err == nil {
-			out.DNSServers = append(out.DNSServers, a)
-		}
-	}
-	return out
-}
-
-// NetworkRange is r in the pure model's terms.
-func NetworkRange(r store.IPRange) network.IPRange {
-	out := network.IPRange{ID: int(r.ID), SubnetID: int(r.SubnetID), Type: network.IPRangeType(r.Type), Owner: r.Owner, Comment: r.Comment}
-	out.Start, _ = netip.ParseAddr(r.Start)
-	out.End, _ = netip.ParseAddr(r.End)
-	return out
-}
-
-// MachineOf is a node's interfaces in the pure model's terms. The boot
-// interface is the physical one marked boot.
-func MachineOf(is []store.Interface) *network.Machine {
-	m := &network.Machine{}
-	for _, i := range is {
-		ni := network.Interface{ID: int(i.ID), Name: i.Name, Type: network.InterfaceType(i.Type), MAC: i.MAC, VLANID: int(i.VLANID),
-			MTU: i.Params.MTU, Enabled: i.Enabled, Tags: i.Tags}
-		for _, p := range i.Parents {
-			ni.Parents = append(ni.Parents, int(p))
-		}
-		ni.Bond = network.BondParams{Mode: network.BondMode(i.Params.BondMode), MIIMon: i.Params.BondMIIMon, UpDelay: i.Params.BondUpDelay,
-			DownDelay: i.Params.BondDownDelay, LACPRate: i.Params.BondLACPRate, XmitHashPolicy: i.Params.BondXmitHashPolicy}
-		ni.Bridge = network.BridgeParams{Type: network.BridgeType(i.Params.BridgeType), STP: i.Params.BridgeSTP, ForwardDelay: i.Params.BridgeFD}
-		for _, l := range i.Links {
-			ni.Links = append(ni.Links, LinkOf(l))
-		}
-		if i.Boot {
-			m.BootInterface = ni.ID
-		}
-		m.Interfaces = append(m.Interfaces, ni)
-	}
-	return m
-}
-
-// LinkOf is an ip_addresses row as an interface's link: AUTO, STATIC
-// (MAAS's STICKY and USER_RESERVED), DHCP, or LINK_UP (STICKY with no
-// address and no subnet... or a subnet and no address).
-func LinkOf(a store.IPAddress) network.Link {
-	l := network.Link{ID: int(a.ID), SubnetID: int(a.SubnetID)}
-	l.IP, _ = netip.ParseAddr(a.IP)
-	switch {
-	case a.AllocType == store.AllocAuto:
-		l.Mode = network.LinkAuto
-	case a.AllocType == store.AllocDHCP:
-		l.Mode = network.LinkDHCP
-	case a.AllocType == store.AllocSticky && a.IP == "":
-		l.Mode = network.LinkUp
-	default:
-		l.Mode = network.LinkStatic
-	}
-	return l
 }

@@ -64,17 +64,30 @@ func testFabricsVLANsSpaces(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DeleteVLAN(ctx, v.ID); !errors.Is(err, store.ErrInUse) {
-		t.Fatalf("delete VLAN with a subnet: %v", err)
-	}
 	if err := s.DeleteFabric(ctx, f.ID); !errors.Is(err, store.ErrInUse) {
 		t.Fatalf("delete fabric with a subnet: %v", err)
+	}
+	if err := s.DeleteVLAN(ctx, untagged.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("delete the untagged VLAN: %v", err)
 	}
 	if err := s.DeleteSpace(ctx, sp.ID); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.GetVLAN(ctx, v.ID); err != nil || got.SpaceID != 0 || got.MTU != 9000 {
 		t.Fatalf("VLAN after its space went: %+v %v", got, err)
+	}
+	v2, err := s.CreateVLAN(ctx, store.VLAN{FabricID: f.ID, VID: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateSubnet(ctx, func() store.Subnet { sn.VLANID = v2.ID; return sn }()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteVLAN(ctx, v2.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetSubnet(ctx, sn.ID); err != nil || got.VLANID != untagged.ID {
+		t.Fatalf("the subnet of a deleted VLAN: %+v %v, want on VLAN %d", got, err, untagged.ID)
 	}
 	if err := s.DeleteSubnet(ctx, sn.ID); err != nil {
 		t.Fatal(err)
@@ -189,10 +202,23 @@ func testInterfacesAndLinks(t *testing.T, s store.Store) {
 	if err := s.DeleteSubnet(ctx, sn.ID); !errors.Is(err, store.ErrInUse) {
 		t.Fatalf("delete subnet with a link: %v", err)
 	}
+	// A link turned STATIC, to an address another row holds, is refused.
+	held, err := s.CreateIPAddress(ctx, store.IPAddress{SubnetID: sn.ID, IP: "192.0.2.6", AllocType: store.AllocUserReserved, Owner: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi.Links[0].AllocType, bi.Links[0].IP = store.AllocSticky, held.IP
+	if _, err := s.UpdateIPAddress(ctx, bi.Links[0]); !errors.As(err, new(*store.ConflictError)) {
+		t.Fatalf("a link onto a held address: %v", err)
+	}
+	bi.Links[0].IP = "192.0.2.5"
+	if got, err := s.UpdateIPAddress(ctx, bi.Links[0]); err != nil || got.IP != "192.0.2.5" {
+		t.Fatalf("a link made STATIC: %+v %v", got, err)
+	}
 	if err := s.DeleteInterface(ctx, m.SystemID, bond.ID); err != nil {
 		t.Fatal(err)
 	}
-	if as, err := s.ListIPAddresses(ctx, store.IPAddressFilter{SubnetID: sn.ID}); err != nil || len(as) != 0 {
+	if as, err := s.ListIPAddresses(ctx, store.IPAddressFilter{SubnetID: sn.ID}); err != nil || len(as) != 1 || as[0].ID != held.ID {
 		t.Fatalf("links outlived their interface: %+v %v", as, err)
 	}
 }

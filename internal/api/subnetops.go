@@ -1,0 +1,189 @@
+package api
+
+import (
+	"math/big"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/network"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// A subnet's ops, as MAAS computes them from the network model: what is
+// in use (reserved_ip_ranges), what is free (unreserved_ip_ranges), the
+// figures of both (statistics), and the addresses assigned
+// (ip_addresses).
+
+func init() {
+	addDocs(map[string]string{
+		"SubnetHandler reserved_ip_ranges":   doc("List the subnet's addresses in use, with what each span is for (gateway-ip, dns-server, dynamic, reserved, assigned-ip)."),
+		"SubnetHandler unreserved_ip_ranges": doc("List the subnet's free addresses."),
+		"SubnetHandler statistics": doc("Figures of the subnet's use.", with("",
+			[]string{opt("include_ranges", "boolean", "Include the spans in use and free."),
+				opt("include_suggestions", "boolean", "Accepted for MAAS's clients; Anvil suggests nothing.")})...),
+		"SubnetHandler ip_addresses": doc("List the addresses assigned on the subnet.", with("",
+			[]string{opt("with_username", "boolean", "Include the owner's name (the default)."),
+				opt("with_summary", "boolean", "Accepted for MAAS's clients.")})...),
+	})
+}
+
+type spanJSON struct {
+	Start        string   `json:"start"`
+	End          string   `json:"end"`
+	Purpose      []string `json:"purpose,omitempty"`
+	NumAddresses *big.Int `json:"num_addresses"`
+}
+
+func renderSpans(spans []network.Span, purpose bool) []spanJSON {
+	out := make([]spanJSON, 0, len(spans))
+	for _, sp := range spans {
+		j := spanJSON{Start: sp.Start.String(), End: sp.End.String(), NumAddresses: sp.Size()}
+		if purpose {
+			j.Purpose = sp.Purposes
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// subnetUse loads what the ops compute from: the model, the subnet in
+// it, and the addresses assigned on it.
+func (s *Server) subnetUse(r *request, sn store.Subnet) (*network.Network, network.Subnet, []store.IPAddress, []netip.Addr, error) {
+	n, err := s.store.LoadNetwork(r.Context())
+	if err != nil {
+		return nil, network.Subnet{}, nil, nil, err
+	}
+	rows, err := s.store.ListIPAddresses(r.Context(), store.IPAddressFilter{SubnetID: sn.ID})
+	if err != nil {
+		return nil, network.Subnet{}, nil, nil, err
+	}
+	var assigned []netip.Addr
+	for _, a := range rows {
+		if ip, err := netip.ParseAddr(a.IP); err == nil {
+			assigned = append(assigned, ip)
+		}
+	}
+	return n, store.NetworkSubnet(sn), rows, assigned, nil
+}
+
+func (s *Server) subnetOps(byID func(*request) (store.Subnet, error)) []route {
+	spans := func(unused bool) handlerFunc {
+		return func(w http.ResponseWriter, r *request) error {
+			sn, err := byID(r)
+			if err != nil {
+				return err
+			}
+			n, ns, _, assigned, err := s.subnetUse(r, sn)
+			if err != nil {
+				return err
+			}
+			if unused {
+				writeJSON(w, http.StatusOK, renderSpans(network.Unused(n, ns, assigned), false))
+			} else {
+				writeJSON(w, http.StatusOK, renderSpans(network.InUse(n, ns, assigned), true))
+			}
+			return nil
+		}
+	}
+	return []route{
+		get("reserved_ip_ranges", authenticated, spans(false)),
+		get("unreserved_ip_ranges", authenticated, spans(true)),
+		get("statistics", authenticated, func(w http.ResponseWriter, r *request) error {
+			sn, err := byID(r)
+			if err != nil {
+				return err
+			}
+			n, ns, _, assigned, err := s.subnetUse(r, sn)
+			if err != nil {
+				return err
+			}
+			ranges, err := boolParam(r, "include_ranges")
+			if err != nil {
+				return err
+			}
+			writeJSON(w, http.StatusOK, statistics(n, ns, assigned, ranges))
+			return nil
+		}),
+		get("ip_addresses", authenticated, func(w http.ResponseWriter, r *request) error {
+			sn, err := byID(r)
+			if err != nil {
+				return err
+			}
+			_, _, rows, _, err := s.subnetUse(r, sn)
+			if err != nil {
+				return err
+			}
+			withUser := r.form.Get("with_username") == ""
+			if !withUser {
+				if withUser, err = boolParam(r, "with_username"); err != nil {
+					return err
+				}
+			}
+			out := []map[string]any{}
+			for _, a := range rows {
+				if a.IP == "" {
+					continue
+				}
+				j := map[string]any{"ip": a.IP, "alloc_type": a.AllocType, "alloc_type_name": allocTypeName(a.AllocType),
+					"created": a.Created.Format(time.RFC3339), "updated": a.Updated.Format(time.RFC3339)}
+				if withUser {
+					j["user"] = optional(a.Owner)
+				}
+				out = append(out, j)
+			}
+			writeJSON(w, http.StatusOK, out)
+			return nil
+		}),
+	}
+}
+
+// statistics is MAAS's IPRangeStatistics of a subnet: its host addresses,
+// how many are free, the largest free span, and the share in use.
+func statistics(n *network.Network, s network.Subnet, assigned []netip.Addr, ranges bool) map[string]any {
+	free := network.Unused(n, s, assigned)
+	total := new(big.Int)
+	for _, w := range network.Windows(n, s) {
+		total.Add(total, w.Size())
+	}
+	avail, largest := new(big.Int), new(big.Int)
+	for _, sp := range free {
+		z := sp.Size()
+		avail.Add(avail, z)
+		if z.Cmp(largest) > 0 {
+			largest = z
+		}
+	}
+	unavail := new(big.Int).Sub(total, avail)
+	usage := 0.0
+	if total.Sign() > 0 {
+		usage, _ = new(big.Rat).SetFrac(unavail, total).Float64()
+	}
+	lo, hi := network.HostBounds(s.CIDR)
+	out := map[string]any{
+		"num_available": avail, "largest_available": largest, "num_unavailable": unavail, "total_addresses": total,
+		"usage": usage, "usage_string": sprintf("%.0f%%", usage*100), "available_string": sprintf("%.0f%%", (1-usage)*100),
+		"first_address": lo.String(), "last_address": hi.String(), "ip_version": map[bool]int{true: 4, false: 6}[s.CIDR.Addr().Is4()],
+	}
+	if ranges {
+		out["ranges"] = append(renderSpans(network.InUse(n, s, assigned), true), renderSpans(free, true)...)
+	}
+	return out
+}
+
+// allocTypeName is MAAS's IPADDRESS_TYPE name.
+func allocTypeName(t int) string {
+	switch t {
+	case store.AllocAuto:
+		return "Automatic"
+	case store.AllocSticky:
+		return "Sticky"
+	case store.AllocUserReserved:
+		return "User reserved"
+	case store.AllocDHCP:
+		return "DHCP"
+	case store.AllocDiscovered:
+		return "Discovered"
+	}
+	return "Unknown"
+}
