@@ -125,20 +125,29 @@ func (e *ifaceEdit) check(i network.Interface, alsoDrop ...int) (*network.Machin
 		cand.Interfaces = append(cand.Interfaces, i)
 	}
 	after := network.Validate(e.n, &cand, nil)
-	out := fielderr.Errors{}
 	own := i.Name + "."
 	if i.Name == "" {
 		own = fmt.Sprintf("interface %d.", i.ID)
 	}
+	// The interface's own faults, as the form's; when it has none, what
+	// the change breaks elsewhere (another interface, the gateways).
+	mine, others := fielderr.Errors{}, fielderr.Errors{}
 	for f, msgs := range after {
 		for _, msg := range msgs {
 			if slices.Contains(before[f], msg) {
 				continue
 			}
-			out.Add(strings.TrimPrefix(f, own), "%s", msg)
+			if rest, ok := strings.CutPrefix(f, own); ok {
+				mine.Add(rest, "%s", msg)
+			} else {
+				others.Add(f, "%s", msg)
+			}
 		}
 	}
-	return &cand, out.Err()
+	if len(mine) > 0 {
+		return &cand, mine
+	}
+	return &cand, others.Err()
 }
 
 func (s *Server) readInterfaces(w http.ResponseWriter, r *request) error {

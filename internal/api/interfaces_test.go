@@ -105,10 +105,9 @@ func TestInterfacesBondVLANStatic(t *testing.T) {
 		if len(is) != 2 {
 			t.Fatalf("interfaces: %+v", is)
 		}
-		var nics []apiIface
-		for _, i := range is {
+		nics := []apiIface{is["eth0"], is["eth1"]}
+		for _, i := range nics {
 			e.must(http.StatusOK, http.MethodPut, base+id(i)+"/", e.admin, url.Values{"vlan": {itoa(f.untagged.ID)}}, nil)
-			nics = append(nics, i)
 		}
 		// Not for non-admins.
 		bondForm := url.Values{"op": {"create_bond"}, "name": {"bond0"}, "parents": {id(nics[0]), id(nics[1])}, "bond_mode": {"active-backup"}}
@@ -123,9 +122,13 @@ func TestInterfacesBondVLANStatic(t *testing.T) {
 			bond.VLAN == nil || bond.VLAN.ID != f.untagged.ID {
 			t.Fatalf("bond: %+v %s", bond, bond.Params)
 		}
-		// A member cannot be in two bonds.
+		// A member cannot be in two bonds; the answer is the new bond's
+		// fault alone, not the old bond's that it would cause.
 		e.wantFieldError(http.MethodPost, base, e.admin, url.Values{"op": {"create_bond"}, "name": {"bond1"}, "parents": {id(nics[0])}},
 			"parents", "Interfaces already in-use: eth0.")
+		if _, b := e.call(http.MethodPost, base, e.admin, url.Values{"op": {"create_bond"}, "name": {"bond1"}, "parents": {id(nics[0])}}); strings.Contains(string(b), "bond0.") {
+			t.Fatalf("another interface's errors: %s", b)
+		}
 		var vl apiIface
 		e.must(http.StatusOK, http.MethodPost, base, e.admin, url.Values{"op": {"create_vlan"}, "vlan": {itoa(f.vlan100.ID)}, "parent": {id(bond)}}, &vl)
 		if vl.Name != "bond0.100" || vl.Type != "vlan" || vl.VLAN == nil || vl.VLAN.VID != 100 {
