@@ -110,3 +110,41 @@ func TestDeployNetwork(t *testing.T) {
 		}
 	})
 }
+
+// TestDeployNetworkRace: two deploys of one machine at once; the one the
+// lifecycle refuses must not give back the addresses of the one that won.
+func TestDeployNetworkRace(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := context.Background()
+		f := newNetFixture(t, e)
+		e.uploadImage("custom/netimg", "amd64/generic")
+		m := e.addMachine("racer", "52:54:00:16:06:01", nil)
+		eth0 := e.ifaces(m.SystemID)["eth0"]
+		path := "nodes/" + m.SystemID + "/interfaces/" + id(eth0) + "/"
+		e.must(http.StatusOK, http.MethodPut, path, e.admin, url.Values{"vlan": {itoa(f.vlan100.ID)}}, nil)
+		e.must(http.StatusOK, http.MethodPost, path, e.admin, url.Values{"op": {"link_subnet"}, "mode": {"AUTO"}, "subnet": {itoa(f.subnet.ID)}}, nil)
+		if _, err := e.srv.Store.UpdateMachine(ctx, m.SystemID, func(x *machine.Machine) ([]machine.Event, error) {
+			x.Status = machine.Ready
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		deploy := url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"netimg"}}
+		codes := make(chan int, 2)
+		for range 2 {
+			go func() { code, _ := e.call(http.MethodPost, "machines/"+m.SystemID+"/", e.admin, deploy); codes <- code }()
+		}
+		ok := 0
+		for range 2 {
+			if <-codes == http.StatusOK {
+				ok++
+			}
+		}
+		if ok == 0 {
+			t.Fatal("neither deploy was accepted")
+		}
+		if l := e.ifaces(m.SystemID)["eth0"].Links; len(l) != 1 || l[0].IPAddress == "" {
+			t.Fatalf("the deploying machine lost its AUTO address: %+v", l)
+		}
+	})
+}

@@ -64,7 +64,10 @@ func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string,
 	}
 	m, req, err := s.act(ctx, actor, systemID, in, actOpts{})
 	if err != nil && allocated {
-		s.logErr(s.Store.ReleaseAutoIPs(ctx, systemID), "release addresses", systemID)
+		// Unless a deploy that raced this one won: its addresses stay.
+		if now, gerr := s.Store.GetMachine(ctx, systemID); gerr != nil || (now.Status != machine.Deploying && now.Status != machine.Deployed) {
+			s.logErr(s.Store.ReleaseAutoIPs(ctx, systemID), "release addresses", systemID)
+		}
 	}
 	return m, req, err
 }
