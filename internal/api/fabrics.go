@@ -234,6 +234,9 @@ func (s *Server) saveVLAN(w http.ResponseWriter, r *request, vl store.VLAN, crea
 	if err != nil {
 		return err
 	}
+	if vl.DHCPOn {
+		vl.RelayVLANID = 0 // MAAS's: a VLAN serving DHCP relays to none
+	}
 	if _, ok := v.fabrics[vl.FabricID]; !ok {
 		return badField("fabric", "Select a valid choice. That choice is not one of the available choices.")
 	}

@@ -28,7 +28,9 @@ func (s *Server) ipRangesRoutes() []route {
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		}),
-		post("", adminOnly, func(w http.ResponseWriter, r *request) error {
+		// Users reserve ranges; dynamic ones, which DHCP hands out, are
+		// for administrators (MAAS's rule).
+		post("", authenticated, func(w http.ResponseWriter, r *request) error {
 			ir := store.IPRange{Type: string(network.RangeDynamic), Owner: r.who.user.Name}
 			return s.saveRange(w, r, ir, true)
 		}),
@@ -59,6 +61,9 @@ func (s *Server) saveRange(w http.ResponseWriter, r *request, ir store.IPRange, 
 	}
 	if val, ok := r.form["type"]; ok {
 		ir.Type = strings.TrimSpace(first(val))
+	}
+	if !r.who.user.Admin && ir.Type == string(network.RangeDynamic) {
+		return &statusError{http.StatusForbidden, "Unable to create dynamic IP range. You don't have sufficient privileges."}
 	}
 	if val, ok := r.form["comment"]; ok {
 		ir.Comment = first(val)
@@ -131,9 +136,26 @@ func (s *Server) ipRangeRoutes() []route {
 		}
 		return ir, nil
 	}
+	// A user changes the ranges they made; administrators any.
+	owned := func(r *request, ir store.IPRange) error {
+		if !r.who.user.Admin && ir.Owner != r.who.user.Name {
+			return &statusError{http.StatusForbidden, "Unable to modify IP range. You don't own the IP range."}
+		}
+		return nil
+	}
 	return objectRoutes(s, byID, func(r *request, v *netView, ir store.IPRange) any { return s.renderRange(r, v, ir) },
-		func(w http.ResponseWriter, r *request, ir store.IPRange) error { return s.saveRange(w, r, ir, false) },
-		func(r *request, ir store.IPRange) error { return s.store.DeleteIPRange(r.Context(), ir.ID) })
+		func(w http.ResponseWriter, r *request, ir store.IPRange) error {
+			if err := owned(r, ir); err != nil {
+				return err
+			}
+			return s.saveRange(w, r, ir, false)
+		},
+		func(r *request, ir store.IPRange) error {
+			if err := owned(r, ir); err != nil {
+				return err
+			}
+			return s.store.DeleteIPRange(r.Context(), ir.ID)
+		}, authenticated)
 }
 
 var errNoIPRange = noSuch("IPRange")

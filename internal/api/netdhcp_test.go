@@ -19,6 +19,8 @@ func TestVLANDHCPReachesTheRack(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
 		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, nil)
 		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"2001:db8::/64"}}, nil)
+		e.answerSays(400, "PUT", "fabrics/0/vlans/0/", e.admin, url.Values{"dhcp_on": {"true"}}, "dhcp can only be turned on when a dynamic IP range is defined.")
+		wantJSON(t, "VLAN refused DHCP", decodeObject(t, e.answer(http.StatusOK, "GET", "fabrics/0/vlans/0/", e.user, nil)), "dhcp_on", "false")
 		e.must(200, "POST", "ipranges/", e.admin, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.199"}}, nil)
 		e.answerSays(400, "POST", "subnets/", e.admin, url.Values{"cidr": {"2001:db8:1::/64"}, "dhcp_on": {"true"}}, "IPv4 subnets only")
 		vl := decodeObject(t, e.answer(http.StatusOK, "PUT", "fabrics/0/vlans/0/", e.admin, url.Values{"dhcp_on": {"true"}}))

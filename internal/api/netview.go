@@ -167,9 +167,14 @@ func (v *netView) renderSpace(sp store.Space) spaceJSON {
 
 // objectRoutes are the read, update and delete of one network object:
 // find it from the path, then render it, save the form onto it, or
-// delete it (each change tells the racks).
+// delete it (each change tells the racks). Administrators change, unless
+// change says who else may (save and remove then decide).
 func objectRoutes[T any](s *Server, find func(*request) (T, error), render func(*request, *netView, T) any,
-	save func(http.ResponseWriter, *request, T) error, remove func(*request, T) error) []route {
+	save func(http.ResponseWriter, *request, T) error, remove func(*request, T) error, change ...access) []route {
+	who := adminOnly
+	if len(change) > 0 {
+		who = change[0]
+	}
 	found := func(fn func(http.ResponseWriter, *request, T) error) handlerFunc {
 		return func(w http.ResponseWriter, r *request) error {
 			o, err := find(r)
@@ -188,8 +193,8 @@ func objectRoutes[T any](s *Server, find func(*request) (T, error), render func(
 			writeJSON(w, http.StatusOK, render(r, v, o))
 			return nil
 		})),
-		put(adminOnly, found(save)),
-		del(adminOnly, found(func(w http.ResponseWriter, r *request, o T) error {
+		put(who, found(save)),
+		del(who, found(func(w http.ResponseWriter, r *request, o T) error {
 			if err := remove(r, o); err != nil {
 				return err
 			}

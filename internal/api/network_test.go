@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 var (
@@ -174,8 +175,15 @@ func TestSubnetUseAndReservations(t *testing.T) {
 			t.Errorf("unreserved_ip_ranges: %v", free)
 		}
 		ips := decodeList(t, e.answer(http.StatusOK, "GET", "subnets/"+id+"/", e.user, url.Values{"op": {"ip_addresses"}}))
-		if len(ips) != 2 {
+		if len(ips) != 2 || ips[0]["user"] != "alice" || kindValue(ips[0]["alloc_type"]) != "4" {
 			t.Errorf("ip_addresses: %v", ips)
+		}
+		if _, err := time.Parse("Mon, 02 Jan. 2006 15:04:05", fmt.Sprint(ips[0]["created"])); err != nil {
+			t.Errorf("ip_addresses' created, not as MAAS writes it: %v", err)
+		}
+		bare := decodeList(t, e.answer(http.StatusOK, "GET", "subnets/"+id+"/", e.user, url.Values{"op": {"ip_addresses"}, "with_username": {"0"}}))
+		if _, ok := bare[0]["user"]; ok {
+			t.Errorf("ip_addresses with_username=0: %v", bare)
 		}
 
 		e.answerSays(400, "DELETE", "subnets/"+id+"/", e.admin, nil, "Cannot delete a subnet that has IP addresses in use by nodes.")
@@ -184,6 +192,29 @@ func TestSubnetUseAndReservations(t *testing.T) {
 		e.must(204, "POST", "ipaddresses/", e.user, url.Values{"op": {"release"}, "ip": {"192.0.2.5"}}, nil)
 		e.must(204, "POST", "ipaddresses/", e.admin, url.Values{"op": {"release"}, "ip": {"192.0.2.2"}, "force": {"true"}}, nil)
 		e.must(204, "DELETE", "subnets/"+id+"/", e.admin, nil, nil)
+	})
+}
+
+// TestRangeOwners: users reserve ranges and change only their own;
+// dynamic ones are for administrators, as MAAS has it.
+func TestRangeOwners(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, nil)
+		e.answerSays(403, "POST", "ipranges/", e.user, url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.199"}},
+			"Unable to create dynamic IP range. You don't have sufficient privileges.")
+		mine := decodeObject(t, e.answer(http.StatusOK, "POST", "ipranges/", e.user, url.Values{"type": {"reserved"}, "start_ip": {"192.0.2.10"}, "end_ip": {"192.0.2.19"}}))
+		theirs := decodeObject(t, e.answer(http.StatusOK, "POST", "ipranges/", e.admin, url.Values{"type": {"reserved"}, "start_ip": {"192.0.2.20"}, "end_ip": {"192.0.2.29"}}))
+		wantJSON(t, "user's range", sub(t, mine, "user"), "username", `"alice"`)
+		tp := "ipranges/" + kindValue(theirs["id"]) + "/"
+		e.answerSays(403, "PUT", tp, e.user, url.Values{"comment": {"mine now"}}, "Unable to modify IP range. You don't own the IP range.")
+		e.answerSays(403, "DELETE", tp, e.user, nil, "You don't own the IP range.")
+		mp := "ipranges/" + kindValue(mine["id"]) + "/"
+		e.answerSays(403, "PUT", mp, e.user, url.Values{"type": {"dynamic"}}, "sufficient privileges")
+		wantJSON(t, "user's range", decodeObject(t, e.answer(http.StatusOK, "PUT", mp, e.user, url.Values{"comment": {"lab"}})), "comment", `"lab"`)
+		e.must(204, "DELETE", mp, e.user, nil, nil)
+		if n := e.count("ipranges/"); n != 1 {
+			t.Fatalf("%d ranges, want the administrator's", n)
+		}
 	})
 }
 

@@ -4,7 +4,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/netip"
-	"time"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -114,28 +114,56 @@ func (s *Server) subnetOps(byID func(*request) (store.Subnet, error)) []route {
 			if err != nil {
 				return err
 			}
-			withUser := r.form.Get("with_username") == ""
-			if !withUser {
-				if withUser, err = boolParam(r, "with_username"); err != nil {
-					return err
-				}
+			withUser, err := boolDefault(r, "with_username", true)
+			if err != nil {
+				return err
+			}
+			withSummary, err := boolDefault(r, "with_summary", true)
+			if err != nil {
+				return err
+			}
+			if old, err := boolDefault(r, "with_node_summary", true); err != nil {
+				return err
+			} else if !old {
+				withSummary = false
 			}
 			out := []map[string]any{}
 			for _, a := range rows {
-				if a.IP == "" {
-					continue
+				if a.IP != "" {
+					out = append(out, relatedIP(a, withUser, withSummary))
 				}
-				j := map[string]any{"ip": a.IP, "alloc_type": a.AllocType, "alloc_type_name": allocTypeName(a.AllocType),
-					"created": a.Created.Format(time.RFC3339), "updated": a.Updated.Format(time.RFC3339)}
-				if withUser {
-					j["user"] = optional(a.Owner)
-				}
-				out = append(out, j)
 			}
 			writeJSON(w, http.StatusOK, out)
 			return nil
 		}),
 	}
+}
+
+// relatedIP is one address as a subnet's ip_addresses lists it (MAAS's
+// StaticIPAddress.render_json): the owner's name when known, and of a
+// link its node and interface; a node's owner takes precedence.
+func relatedIP(a store.IPAddress, withUser, withSummary bool) map[string]any {
+	j := map[string]any{"ip": a.IP, "alloc_type": a.AllocType, "created": a.Created.UTC().Format(maasTime),
+		"updated": a.Updated.UTC().Format(maasTime)}
+	if withUser && a.Owner != "" {
+		j["user"] = a.Owner
+	}
+	if withSummary && a.Node.SystemID != "" {
+		j["node_summary"] = map[string]any{"system_id": a.Node.SystemID, "node_type": 0, "hostname": a.Node.Hostname,
+			"fqdn": a.Node.Hostname + ".maas", "is_container": false, "via": a.Node.Interface}
+		if withUser && a.Node.Owner != "" && a.AllocType != store.AllocDiscovered {
+			j["user"] = a.Node.Owner
+		}
+	}
+	return j
+}
+
+// boolDefault reads a boolean parameter that is def when not given.
+func boolDefault(r *request, name string, def bool) (bool, error) {
+	if strings.TrimSpace(r.form.Get(name)) == "" {
+		return def, nil
+	}
+	return boolParam(r, name)
 }
 
 // statistics is MAAS's IPRangeStatistics of a subnet: its host addresses,

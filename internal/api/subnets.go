@@ -216,7 +216,7 @@ func applySubnetForm(r *request, v *netView, sn *store.Subnet, create bool) erro
 	if val := r.form.Get("cidr"); val != "" || create {
 		p, err := netip.ParsePrefix(strings.TrimSpace(val))
 		if err != nil {
-			return badField("cidr", "Required format: <network>/<prefixlen>.")
+			return badField("cidr", "%q is not a network. Required format: <network>/<prefixlen>.", strings.TrimSpace(val))
 		}
 		sn.CIDR = p.Masked().String() // as MAAS stores it
 	}

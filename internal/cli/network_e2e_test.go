@@ -37,7 +37,7 @@ func TestE2ESubnetsAndRanges(t *testing.T) {
 		}
 		rid := m[1]
 		e.ok("ipranges", "create", "192.0.2.10", "192.0.2.19", "--type", "reserved", "--subnet", "lab")
-		e.fails([]string{"ipranges", "create", "192.0.2.150", "192.0.2.210"}, "409 Conflict", "overlaps")
+		e.fails([]string{"ipranges", "create", "192.0.2.150", "192.0.2.210"}, "400 Bad Request", "Requested dynamic range conflicts with an existing IP address or range.")
 		e.fails([]string{"ipranges", "create", "198.51.100.1", "198.51.100.9"}, "subnet")
 		e.fails([]string{"ipranges", "create", "192.0.2.1", "192.0.2.2", "--subnet", "nowhere"}, `no subnet "nowhere"`)
 		out = e.ok("ipranges", "list")

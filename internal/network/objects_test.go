@@ -34,6 +34,8 @@ func TestValidateVLAN(t *testing.T) {
 		{"relay to itself", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 9}, "relay_vlan", "itself"},
 		{"relay to nothing", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 77}, "relay_vlan", "does not exist"},
 		{"relay to a VLAN with DHCP", VLAN{ID: 9, FabricID: 1, VID: 300, RelayVLAN: 1}, "", ""},
+		{"DHCP with a dynamic range", VLAN{ID: 1, FabricID: 1, VID: 0, DHCPOn: true}, "", ""},
+		{"DHCP without one", VLAN{ID: 2, FabricID: 1, VID: 100, DHCPOn: true}, "dhcp_on", "when a dynamic IP range is defined"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantField(t, ValidateVLAN(site(), c.v), c.field, c.words) })
@@ -69,7 +71,7 @@ func TestValidateRange(t *testing.T) {
 		{"free", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.210"), End: ip("192.0.2.220")}, "", ""},
 		{"overlaps the dynamic range", IPRange{ID: 9, SubnetID: 1, Type: RangeDynamic, Start: ip("192.0.2.190"), End: ip("192.0.2.220")}, "__all__", "conflicts with an existing IP address or range."},
 		{"backwards", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.220"), End: ip("192.0.2.210")}, "end_ip", "must not be less"},
-		{"outside", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.210"), End: ip("198.51.100.1")}, "end_ip", "not in subnet"},
+		{"outside", IPRange{ID: 9, SubnetID: 1, Type: RangeReserved, Start: ip("192.0.2.210"), End: ip("198.51.100.1")}, "end_ip", "End IP address must be within subnet: 192.0.2.0/24."},
 		{"type unknown", IPRange{ID: 9, SubnetID: 1, Type: "static", Start: ip("192.0.2.210"), End: ip("192.0.2.211")}, "type", "not a valid type"},
 		{"subnet unknown", IPRange{ID: 9, SubnetID: 42, Type: RangeReserved}, "subnet", "does not exist"},
 	}

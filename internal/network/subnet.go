@@ -45,13 +45,14 @@ func ValidateRange(n *Network, r IPRange) FieldErrors {
 		e.Add("subnet", "Subnet %d does not exist.", r.SubnetID)
 		return e
 	}
-	for _, f := range []struct {
-		name string
-		a    netip.Addr
-	}{{"start_ip", r.Start}, {"end_ip", r.End}} {
-		if !s.CIDR.Contains(f.a) {
-			e.Add(f.name, "IP address %s is not in subnet %s.", f.a, s.CIDR)
-		}
+	// MAAS's words, by which end is out.
+	switch in1, in2 := s.CIDR.Contains(r.Start), s.CIDR.Contains(r.End); {
+	case !in1 && !in2:
+		e.Add("start_ip", "IP addresses must be within subnet: %s.", s.CIDR)
+	case !in1:
+		e.Add("start_ip", "Start IP address must be within subnet: %s.", s.CIDR)
+	case !in2:
+		e.Add("end_ip", "End IP address must be within subnet: %s.", s.CIDR)
 	}
 	if len(e) > 0 {
 		return e

@@ -7,7 +7,8 @@ const (
 )
 
 // ValidateVLAN checks a VLAN object: its vid (0, the fabric's untagged
-// VLAN, to 4094) unique on its fabric, and its MTU.
+// VLAN, to 4094) unique on its fabric, its MTU, DHCP only with a dynamic
+// range to hand out, and its relay.
 func ValidateVLAN(n *Network, v VLAN) FieldErrors {
 	var e FieldErrors
 	if v.VID < 0 || v.VID > 4094 {
@@ -21,6 +22,9 @@ func ValidateVLAN(n *Network, v VLAN) FieldErrors {
 			e.Add("vid", "A VLAN with the specified VID already exists in the destination fabric.")
 		}
 	}
+	if v.DHCPOn && !hasDynamicRange(n, v.ID) {
+		e.Add("dhcp_on", "dhcp can only be turned on when a dynamic IP range is defined.")
+	}
 	if v.RelayVLAN != 0 {
 		if v.RelayVLAN == v.ID {
 			e.Add("relay_vlan", "A VLAN cannot relay to itself.")
@@ -31,6 +35,22 @@ func ValidateVLAN(n *Network, v VLAN) FieldErrors {
 		}
 	}
 	return e
+}
+
+// hasDynamicRange reports whether a subnet of the VLAN has a dynamic
+// range: what MAAS's DHCP on a VLAN hands out.
+func hasDynamicRange(n *Network, vlanID int) bool {
+	for _, s := range n.Subnets {
+		if s.VLANID != vlanID {
+			continue
+		}
+		for _, r := range n.RangesOf(s.ID) {
+			if r.Type == RangeDynamic {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // validateVLANInterface checks a VLAN interface: one parent, not a VLAN

@@ -60,9 +60,9 @@ func MachineOf(is []Interface) *network.Machine {
 	return m
 }
 
-// LinkOf is an ip_addresses row as an interface's link: AUTO, STATIC
-// (MAAS's STICKY and USER_RESERVED), DHCP, or LINK_UP (STICKY with no
-// address and no subnet... or a subnet and no address).
+// LinkOf is an ip_addresses row as an interface's link: AUTO, DHCP,
+// LINK_UP (MAAS's STICKY with no address, on a subnet or none) or STATIC
+// (STICKY or USER_RESERVED with an address).
 func LinkOf(a IPAddress) network.Link {
 	l := network.Link{ID: int(a.ID), SubnetID: int(a.SubnetID)}
 	l.IP, _ = netip.ParseAddr(a.IP)

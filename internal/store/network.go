@@ -106,6 +106,14 @@ type IPAddress struct {
 	MAC         string
 	Created     time.Time
 	Updated     time.Time
+	// Node is the node and interface of a link, as read (empty for a
+	// reservation); writes ignore it.
+	Node IPNode
+}
+
+// IPNode is what a listed address tells of the node it is linked to.
+type IPNode struct {
+	SystemID, Hostname, Owner, Interface string
 }
 
 // IPAddressFilter selects ip_addresses rows; zero fields select all.

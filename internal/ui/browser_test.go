@@ -52,7 +52,7 @@ func TestPagesInBrowser(t *testing.T) {
 	// Its dynamic range: one outside the subnet is refused in words.
 	b.Run(t, chromedp.SendKeys(css(`#add-range input[name="start_ip"]`), "198.51.100.10"),
 		chromedp.SendKeys(css(`#add-range input[name="end_ip"]`), "198.51.100.20"), chromedp.Click(css("#add-range button")))
-	b.WaitText(t, `#add-range [data-error-for="start_ip"]`, "not inside 192.0.2.0/24", 15*time.Second)
+	b.WaitText(t, `#add-range [data-error-for="start_ip"]`, "IP addresses must be within subnet: 192.0.2.0/24.", 15*time.Second)
 	b.Run(t, chromedp.SetValue(css(`#add-range input[name="start_ip"]`), "192.0.2.100"),
 		chromedp.SetValue(css(`#add-range input[name="end_ip"]`), "192.0.2.200"), chromedp.Click(css("#add-range button")))
 	b.WaitText(t, "#subnets", "dynamic 192.0.2.100–192.0.2.200", 15*time.Second)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/netip"
 	"strconv"
 
@@ -12,13 +13,18 @@ import (
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
-const ipColumns = `a.id, a.ip, a.subnet_id, a.alloc_type, a.interface_id, a.owner, a.hostname, a.mac, a.created, a.updated`
+const ipColumns = `a.id, a.ip, a.subnet_id, a.alloc_type, a.interface_id, a.owner, a.hostname, a.mac, a.created, a.updated,
+	COALESCE(m.system_id, ''), COALESCE(m.hostname, ''), COALESCE(m.owner, ''), COALESCE(i.name, '')`
+
+// ipFrom joins a link's interface and node, for what MAAS shows of them.
+const ipFrom = ` FROM ip_addresses a LEFT JOIN interfaces i ON i.id = a.interface_id LEFT JOIN machines m ON m.id = i.machine_id`
 
 func scanIP(sc scanner) (store.IPAddress, error) {
 	var a store.IPAddress
 	var ip sql.NullString
 	var subnet, iface sql.NullInt64
-	err := sc.Scan(&a.ID, &ip, &subnet, &a.AllocType, &iface, &a.Owner, &a.Hostname, &a.MAC, timeDest{&a.Created}, timeDest{&a.Updated})
+	err := sc.Scan(&a.ID, &ip, &subnet, &a.AllocType, &iface, &a.Owner, &a.Hostname, &a.MAC, timeDest{&a.Created}, timeDest{&a.Updated},
+		&a.Node.SystemID, &a.Node.Hostname, &a.Node.Owner, &a.Node.Interface)
 	a.IP, a.SubnetID, a.InterfaceID = ip.String, subnet.Int64, iface.Int64
 	return a, err
 }
@@ -42,7 +48,7 @@ func listIPAddresses(ctx context.Context, c conn, f store.IPAddressFilter) ([]st
 	if f.SystemID != "" {
 		w.add("a.interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)", f.SystemID)
 	}
-	return listOf(ctx, c, `SELECT `+ipColumns+` FROM ip_addresses a`+w.sql()+` ORDER BY a.id`, w.args, scanIP)
+	return listOf(ctx, c, `SELECT `+ipColumns+ipFrom+w.sql()+` ORDER BY a.id`, w.args, scanIP)
 }
 
 // nullIP stores an empty address as NULL: the unique index skips NULLs.
@@ -103,12 +109,13 @@ func (s *Store) DeleteIPAddress(ctx context.Context, id int64) error {
 }
 
 // allocateAttempts bounds the picks of one allocation: each lost race
-// means another region took an address, so this many in a row means the
-// subnet is contended beyond reason. reloadEvery is how many lost races
-// a pick goes on from what it read before it reads the subnet again.
+// means another allocation took an address, so this many in a row means
+// the subnet is contended beyond reason. reloadEvery is how many lost
+// races a pick goes on from what it read before it reads the subnet
+// again.
 const (
 	allocateAttempts = 256
-	reloadEvery      = 32
+	reloadEvery      = 8
 )
 
 func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
@@ -118,6 +125,7 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 	var n *network.Network
 	var sn network.Subnet
 	var taken map[netip.Addr]bool
+	losses := 0
 	for attempt := range allocateAttempts {
 		if attempt%reloadEvery == 0 {
 			err := s.inReadTx(ctx, func(c conn) error {
@@ -136,7 +144,7 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 				return a, notFound("subnet", strconv.FormatInt(a.SubnetID, 10))
 			}
 		}
-		ip, err := network.NextFree(n, sn, func(ip netip.Addr) bool { return taken[ip] })
+		ip, err := nextFree(n, sn, taken, losses)
 		if err != nil {
 			return a, err
 		}
@@ -157,10 +165,10 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			return nil
 		})
 		if err != nil && s.d.IsUniqueViolation(err) {
-			// Another allocation took it first: pick the next one up
-			// rather than reading the subnet again, so that allocations
-			// at once spread instead of all chasing the lowest address.
+			// Another allocation took it first: mark it and pick again,
+			// reading the subnet again only now and then.
 			taken[ip] = true
+			losses++
 			continue
 		}
 		if err != nil {
@@ -171,6 +179,33 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 	}
 	a.IP = ""
 	return a, fmt.Errorf("allocate ip on subnet %d: lost the race %d times", a.SubnetID, allocateAttempts)
+}
+
+// nextFree is network.NextFree less what is taken. After lost races it
+// skips a random number of free addresses, up to twice as many after
+// each loss (at most 255): allocations at once then spread over the
+// free addresses instead of all chasing the lowest one. Where fewer are
+// free than it would skip, it takes the lowest.
+func nextFree(n *network.Network, sn network.Subnet, taken map[netip.Addr]bool, losses int) (netip.Addr, error) {
+	skip := 0
+	if losses > 0 {
+		skip = rand.IntN(1 << min(losses, 8))
+	}
+	skipped := 0
+	ip, err := network.NextFree(n, sn, func(ip netip.Addr) bool {
+		if taken[ip] {
+			return true
+		}
+		if skipped < skip {
+			skipped++
+			return true
+		}
+		return false
+	})
+	if err != nil && skip > 0 {
+		return nextFree(n, sn, taken, 0)
+	}
+	return ip, err
 }
 
 // assignedIPs are the addresses rows hold on a subnet.

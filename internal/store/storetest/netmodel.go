@@ -196,7 +196,7 @@ func testInterfacesAndLinks(t *testing.T, s store.Store) {
 		t.Fatal(err)
 	}
 	bi, err := s.GetInterface(ctx, m.SystemID, bond.ID)
-	if err != nil || len(bi.Links) != 1 || bi.Links[0].IP != "" {
+	if err != nil || len(bi.Links) != 1 || bi.Links[0].IP != "" || bi.Links[0].Node != (store.IPNode{SystemID: m.SystemID, Hostname: "node1", Interface: "bond0"}) {
 		t.Fatalf("after release the link stays without its address: %+v %v", bi, err)
 	}
 	if err := s.DeleteSubnet(ctx, sn.ID); !errors.Is(err, store.ErrInUse) {
