@@ -40,6 +40,12 @@ func TestSeedNetworkConfig(t *testing.T) {
 		!strings.Contains(string(files[2].Data), "macaddress: \"52:54:00:0e:00:f1\"") && !strings.Contains(string(files[2].Data), "macaddress: 52:54:00:0e:00:f1") {
 		t.Fatalf("seed files: %+v", files)
 	}
+	// The region's rendered model wins over the one-NIC DHCP default.
+	rendered := "network:\n  version: 2\n  bonds:\n    bond0:\n      interfaces: [eth0, eth1]\n"
+	files = seedFiles(agentapi.Task{InstanceID: "abc", NetworkConfig: rendered}, "52:54:00:0e:00:f1", "")
+	if len(files) != 3 || files[2].Name != "network-config" || string(files[2].Data) != rendered {
+		t.Fatalf("rendered network-config: %+v", files)
+	}
 	if files := seedFiles(agentapi.Task{InstanceID: "abc"}, "", ""); len(files) != 2 {
 		t.Fatalf("without a boot MAC: %d files", len(files))
 	}

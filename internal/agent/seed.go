@@ -35,8 +35,10 @@ type SeedFile struct {
 }
 
 // seedFiles renders the task's first-boot settings as NoCloud files. The
-// network configuration brings up the NIC the machine booted from with
-// DHCP, matched by its MAC (the deployed OS names NICs its own way).
+// network configuration is the one the region rendered from the
+// machine's interfaces when the task carries one; else it brings up the
+// NIC the machine booted from with DHCP, matched by its MAC (the deployed
+// OS names NICs its own way).
 // osUp, when set, goes in vendor-data as cloud-init's phone_home URL: the
 // deployed OS reports there once its first boot is done, which is what
 // makes the machine DEPLOYED. Vendor data rather than user data, so the
@@ -59,7 +61,10 @@ func seedFiles(t agentapi.Task, bootMAC, osUp string) []SeedFile {
 		vd := fmt.Sprintf("#cloud-config\nphone_home:\n  url: %s\n  post: [instance_id, hostname]\n  tries: 10\n", yamlq.Quote(osUp))
 		files = append(files, SeedFile{"vendor-data", []byte(vd)})
 	}
-	if bootMAC != "" {
+	switch {
+	case t.NetworkConfig != "":
+		files = append(files, SeedFile{"network-config", []byte(t.NetworkConfig)})
+	case bootMAC != "":
 		nc := fmt.Sprintf("version: 2\nethernets:\n  boot:\n    match:\n      macaddress: %s\n    set-name: boot0\n    dhcp4: true\n", yamlq.Quote(bootMAC))
 		files = append(files, SeedFile{"network-config", []byte(nc)})
 	}

@@ -31,6 +31,7 @@ func (s *Server) machineRoutes() []route {
 		post("set_storage_layout", authenticated, s.setStorageLayout),
 		post("mount_special", authenticated, s.mountSpecial),
 		post("unmount_special", authenticated, s.unmountSpecial),
+		post("clear_default_gateways", authenticated, s.clearDefaultGateways),
 	}
 	for _, a := range machine.UserActions {
 		if a == machine.Allocate {

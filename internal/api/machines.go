@@ -219,7 +219,11 @@ func (s *Server) writeMachine(w http.ResponseWriter, r *request, code int, m *ma
 	if err != nil {
 		return err
 	}
-	writeJSON(w, code, renderMachine(m, n, false))
+	j := renderMachine(m, n, false)
+	if err := s.overlayNetwork(r, &j, m); err != nil {
+		return err
+	}
+	writeJSON(w, code, j)
 	return nil
 }
 
@@ -342,6 +346,9 @@ func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Ma
 		return err
 	}
 	j := renderMachine(m, n, false)
+	if err := s.overlayNetwork(r, &j, m); err != nil {
+		return err
+	}
 	j.ConstraintsMap = constraintsByType(r, m)
 	writeJSON(w, http.StatusOK, j)
 	return nil

@@ -45,6 +45,9 @@ func TestUnknownIDs(t *testing.T) {
 			if h.Name == "NodeScriptHandler" {
 				model = "Script" // MAAS's model
 			}
+			if h.Name == "InterfacesHandler" {
+				model = "Node" // a node's collection: the node is what is missing
+			}
 			if strings.HasPrefix(h.Name, "Vlan") {
 				model = "Fabric" // and a VLAN's fabric
 			}

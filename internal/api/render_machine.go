@@ -279,7 +279,8 @@ func hardwareInfo(inv *machine.Inventory) map[string]string {
 }
 
 // ifaceJSON is an interface as MAAS renders one (DISPLAYED_INTERFACE_FIELDS).
-// Anvil has no VLAN or link model yet: vlan is null and links empty.
+// A machine the network model does not know yet has vlan null and no
+// links (see netView for the model's rendering).
 type ifaceJSON struct {
 	ID              int64    `json:"id"`
 	Name            string   `json:"name"`
@@ -291,7 +292,7 @@ type ifaceJSON struct {
 	Tags            []string `json:"tags"`
 	Enabled         bool     `json:"enabled"`
 	Links           []any    `json:"links"`
-	Params          string   `json:"params"`
+	Params          any      `json:"params"` // "" or an object
 	Discovered      []any    `json:"discovered"`
 	EffectiveMTU    int      `json:"effective_mtu"`
 	Vendor          *string  `json:"vendor"`
@@ -310,7 +311,7 @@ type ifaceJSON struct {
 // NIC of the same MAC (nics may be nil).
 func renderIface(systemID string, i machine.Interface, nics map[string]machine.NIC) ifaceJSON {
 	j := ifaceJSON{
-		ID: i.ID, Name: i.Name, Type: "physical", Enabled: true, MACAddress: i.MAC,
+		ID: i.ID, Name: i.Name, Type: "physical", Enabled: true, MACAddress: i.MAC, Params: "",
 		Tags: []string{}, Links: []any{}, EffectiveMTU: 1500, Parents: []string{}, Children: []string{},
 		LinkConnected: true, SystemID: systemID,
 		ResourceURI: Prefix + "nodes/" + systemID + "/interfaces/" + itoa(i.ID) + "/",

@@ -81,6 +81,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "NodeScriptResultsHandler", path: "nodes/{system_id}/results/", notFound: "Node", routes: s.resultsRoutes()})
 	s.handle(resource{name: "NodeScriptResultHandler", path: "nodes/{system_id}/results/{id}/", notFound: "Node", routes: s.resultRoutes()})
 	s.storageResources()
+	s.handle(resource{name: "InterfacesHandler", path: "nodes/{system_id}/interfaces/", notFound: "Node", routes: s.interfacesRoutes()})
+	s.handle(resource{name: "InterfaceHandler", path: "nodes/{system_id}/interfaces/{id}/", routes: s.interfaceRoutes()})
 	s.handle(resource{name: "MachinesHandler", anon: "AnonMachinesHandler", path: "machines/", routes: s.machinesRoutes()})
 	s.handle(resource{name: "MachineHandler", path: "machines/{system_id}/", routes: s.machineRoutes()})
 	s.handle(resource{name: "ZonesHandler", path: "zones/", routes: s.zonesRoutes()})

@@ -3,6 +3,7 @@ package rack
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"time"
 
@@ -22,6 +23,7 @@ func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhc
 		}
 	}
 	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: boot}
+	macs, ips := map[string]bool{}, map[netip.Addr]bool{}
 	for _, s := range subnets {
 		d, err := convertSubnet(s)
 		if err != nil {
@@ -29,8 +31,26 @@ func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhc
 			continue
 		}
 		cfg.Subnets = append(cfg.Subnets, d)
+		cfg.Hosts = appendHosts(cfg.Hosts, d.CIDR, s.Hosts, macs, ips)
 	}
 	return cfg
+}
+
+// appendHosts adds the subnet's fixed leases the DHCP server can keep:
+// IPv4 addresses inside the subnet, one per MAC and per address (the
+// first wins; the server refuses a configuration with duplicates, which
+// would stop DHCP for every subnet).
+func appendHosts(out []dhcp.StaticHost, cidr netip.Prefix, hosts []Host, macs map[string]bool, ips map[netip.Addr]bool) []dhcp.StaticHost {
+	for _, h := range hosts {
+		mac, err := net.ParseMAC(h.MAC)
+		ip, err2 := netip.ParseAddr(h.IP)
+		if err != nil || err2 != nil || !ip.Is4() || !cidr.Contains(ip) || macs[mac.String()] || ips[ip] {
+			continue
+		}
+		macs[mac.String()], ips[ip] = true, true
+		out = append(out, dhcp.StaticHost{MAC: mac, IP: ip, Hostname: h.Hostname})
+	}
+	return out
 }
 
 func convertSubnet(s Subnet) (dhcp.Subnet, error) {

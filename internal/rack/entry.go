@@ -56,6 +56,15 @@ type Subnet struct {
 	LeaseSeconds int         `json:"lease_seconds"`
 	Dynamic      [][2]string `json:"dynamic,omitempty"`
 	Reserved     [][2]string `json:"reserved,omitempty"`
+	// Hosts are the subnet's fixed leases: known machines' addresses.
+	Hosts []Host `json:"hosts,omitempty"`
+}
+
+// Host is a fixed lease: the MAC is always given IP.
+type Host struct {
+	MAC      string `json:"mac"`
+	IP       string `json:"ip"`
+	Hostname string `json:"hostname,omitempty"`
 }
 
 // Change is one message of the region's stream: an entry to add or

@@ -511,6 +511,9 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	if m.Status != issued {
 		s.logErr(s.Store.DeleteMachineTokens(ctx, systemID), "revoke machine tokens", systemID)
 	}
+	if inv != nil && issued == machine.Commissioning {
+		s.placeInterfaces(ctx, m)
+	}
 	return m, nil
 }
 
@@ -541,6 +544,9 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		t.Storage = taskStorage(m, f.Filetype)
 		t.RebootByBMC = s.canReboot(m)
 		t.Hostname, t.UserData = m.Hostname, m.UserData
+		if t.NetworkConfig, err = s.networkConfig(ctx, m); err != nil {
+			return t, err
+		}
 		if m.Owner != "" {
 			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
 			if err != nil {

@@ -23,10 +23,15 @@ type powerFunc func(m *machine.Machine) ([]machine.Event, powerAsk, error)
 // transaction (store.UpdateMachinePower), so no crash can leave a machine
 // in a phase that waits on a power command nobody queued.
 func (s *Service) updatePower(ctx context.Context, systemID string, results map[string][]byte, fn powerFunc) (machine.Machine, *store.PowerRequest, error) {
-	m, req, _, err := s.Store.UpdateMachinePower(ctx, systemID, results, s.withPower(fn))
+	var from machine.Status
+	m, req, _, err := s.Store.UpdateMachinePower(ctx, systemID, results, s.withPower(func(m *machine.Machine) ([]machine.Event, powerAsk, error) {
+		from = m.Status
+		return fn(m)
+	}))
 	if err != nil {
 		return machine.Machine{}, nil, err
 	}
+	s.noteStatus(ctx, from, m)
 	if req != nil {
 		s.Power.Queued(*req)
 	}

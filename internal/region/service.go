@@ -55,7 +55,21 @@ func New(st store.Store, drivers power.Registry, cfg machine.Config, pcfg power.
 // Act applies one action to a machine on behalf of actor. A machine the
 // actor may not see is reported as not found, as MAAS does.
 func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *store.PowerRequest, error) {
-	return s.act(ctx, actor, systemID, in, actOpts{})
+	if in.Action != machine.Deploy {
+		return s.act(ctx, actor, systemID, in, actOpts{})
+	}
+	allocated, err := s.prepareDeployNetwork(ctx, actor, systemID, in)
+	if err != nil {
+		return machine.Machine{}, nil, err
+	}
+	m, req, err := s.act(ctx, actor, systemID, in, actOpts{})
+	if err != nil && allocated {
+		// Unless a deploy that raced this one won: its addresses stay.
+		if now, gerr := s.Store.GetMachine(ctx, systemID); gerr != nil || (now.Status != machine.Deploying && now.Status != machine.Deployed) {
+			s.logErr(s.Store.ReleaseAutoIPs(ctx, systemID), "release addresses", systemID)
+		}
+	}
+	return m, req, err
 }
 
 // actOpts adjust act for the environment's own calls.
@@ -139,7 +153,9 @@ func (s *Service) update(ctx context.Context, systemID string, fn store.UpdateFu
 // updateWith is update that also stores result files, when there are
 // any, in the same transaction.
 func (s *Service) updateWith(ctx context.Context, systemID string, results map[string][]byte, fn store.UpdateFunc) (machine.Machine, error) {
+	var from machine.Status
 	keep := func(m *machine.Machine) ([]machine.Event, error) {
+		from = m.Status
 		evs, err := fn(m)
 		if err != nil {
 			return nil, err
@@ -147,10 +163,17 @@ func (s *Service) updateWith(ctx context.Context, systemID string, results map[s
 		keepEnrol(m)
 		return evs, nil
 	}
+	var m machine.Machine
+	var err error
 	if len(results) > 0 {
-		return s.Store.UpdateMachineWithResults(ctx, systemID, results, keep)
+		m, err = s.Store.UpdateMachineWithResults(ctx, systemID, results, keep)
+	} else {
+		m, err = s.Store.UpdateMachine(ctx, systemID, keep)
 	}
-	return s.Store.UpdateMachine(ctx, systemID, keep)
+	if err == nil {
+		s.noteStatus(ctx, from, m)
+	}
+	return m, err
 }
 
 // ExpireDue fails every machine whose monitored status has run out. Each

@@ -508,6 +508,7 @@ type Store interface {
 	CreateIPRange(ctx context.Context, r IPRange) (IPRange, error)
 	DeleteIPRange(ctx context.Context, id int64) error
 	NetworkStore
+	InterfaceStore
 
 	// Discoveries: NoteDiscovery records a sighting of a MAC (the address
 	// it was seen with, and when). ListDiscoveries lists those of MACs no
