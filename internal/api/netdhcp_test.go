@@ -51,6 +51,9 @@ func TestVLANDHCPReachesTheRack(t *testing.T) {
 			if err := json.Unmarshal([]byte(data), &ch); err != nil {
 				t.Fatal(err)
 			}
+			if ch.Subnets == nil {
+				continue // another part of the stream (the DNS zones name subnets too)
+			}
 			if len(ch.Subnets) != 1 || ch.Subnets[0].CIDR != "192.0.2.0/24" || !ch.Subnets[0].DHCP {
 				t.Fatalf("the rack's subnets: %s", data)
 			}

@@ -45,6 +45,9 @@ func TestUnknownIDs(t *testing.T) {
 			if h.Name == "NodeScriptHandler" {
 				model = "Script" // MAAS's model
 			}
+			if h.Name == "InterfaceHandler" {
+				model = "Interface" // MAAS looks the interface up by its node's system_id at once
+			}
 			if h.Name == "InterfacesHandler" {
 				model = "Node" // a node's collection: the node is what is missing
 			}
