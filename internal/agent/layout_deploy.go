@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -18,7 +19,7 @@ var layoutTarget = "/target"
 // installLayout). The seed goes into the installed root, not onto a
 // partition of its own.
 func (a *Agent) deployLayout(ctx context.Context, task agentapi.Task, hc *http.Client, src string, img agentapi.Image) error {
-	disks, err := matchDisks(*task.Storage, localDisks("/"), a.DevDir)
+	disks, err := matchDisks(*task.Storage, localDisks(strings.TrimSuffix(a.BlockDir, "sys/block")), a.DevDir)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/storage"
 )
 
@@ -133,5 +134,28 @@ func TestBootEntryParse(t *testing.T) {
 	}
 	if m := bootCurrentRE.FindStringSubmatch(out); m == nil || m[1] != "0001" {
 		t.Errorf("BootCurrent: %v", m)
+	}
+}
+
+// A layout naming a disk this machine does not have is refused in words
+// before anything is written, and the deployment fails with them.
+func TestDeployLayoutDiskNotHere(t *testing.T) {
+	root := t.TempDir()
+	blockDir, devDir := filepath.Join(root, "sys/block"), filepath.Join(root, "dev")
+	os.MkdirAll(filepath.Join(blockDir, "vda"), 0o755)
+	os.WriteFile(filepath.Join(blockDir, "vda/size"), []byte("32768\n"), 0o644)
+	os.WriteFile(filepath.Join(blockDir, "vda/serial"), []byte("S1\n"), 0o644)
+	os.MkdirAll(devDir, 0o755)
+	disk := filepath.Join(devDir, "vda")
+	os.WriteFile(disk, []byte("untouched"), 0o644)
+	cfg := storage.Config{BootDisk: "sda", Disks: []storage.Disk{{Name: "sda", Serial: "S9", Size: 8 * MiB}}}
+	task := agentapi.Task{Storage: &cfg, Image: &agentapi.Image{URL: "http://127.0.0.1:1/x", SHA256: "x", Size: 1, FileType: FileTypeTgz}}
+	reg, _, _ := runPhase(t, agentapi.PhaseDeploying, task, blockDir, devDir)
+	want := `storage: disk sda (serial S9) is not on this machine; it has vda (serial "S1", 16 MiB)`
+	if s := lastSignal(reg); s.Status != agentapi.StatusFailed || s.Error != want {
+		t.Fatalf("last signal %+v, want FAILED %q", s, want)
+	}
+	if b, _ := os.ReadFile(disk); string(b) != "untouched" {
+		t.Errorf("the disk was written: %q", b)
 	}
 }
