@@ -166,8 +166,10 @@ func runTool(ctx context.Context, stdin string, argv ...string) ([]byte, error) 
 	return cmd.CombinedOutput()
 }
 
-// inTarget runs argv inside the installed system, with its own programs.
-func inTarget(ctx context.Context, target string, argv ...string) ([]byte, error) {
+// inTarget runs argv inside the installed system, with its own programs,
+// its output shown line by line as it comes (update-initramfs takes a
+// while) and returned.
+func inTarget(ctx context.Context, target string, logf func(string, ...any), argv ...string) ([]byte, error) {
 	path := argv[0]
 	if !strings.HasPrefix(path, "/") {
 		path = "/usr/sbin/" + argv[0]
@@ -184,7 +186,11 @@ func inTarget(ctx context.Context, target string, argv ...string) ([]byte, error
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8", "HOME=/root", "DEBIAN_FRONTEND=noninteractive", "LVM_SUPPRESS_FD_WARNINGS=1"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: target}
-	return cmd.CombinedOutput()
+	lw := &lineWriter{logf: logf, prefix: "deploy chroot " + argv[0] + "| "}
+	cmd.Stdout, cmd.Stderr = lw, lw
+	err := cmd.Run()
+	lw.flush()
+	return lw.all.Bytes(), err
 }
 
 // configureTarget writes what the installed system reads at boot: fstab
@@ -246,7 +252,7 @@ func bootLoader(ctx context.Context, c storage.Config, td *teardown, j layoutJob
 	}
 	run := func(stage string, argv ...string) error {
 		start := time.Now()
-		out, err := inTarget(ctx, t, argv...)
+		out, err := inTarget(ctx, t, j.Logf, argv...)
 		j.Stage(stage, time.Since(start))
 		if err != nil {
 			return fmt.Errorf("in the installed system: %s: %v: %s", strings.Join(argv, " "), err, tailOutput(out))
@@ -307,7 +313,7 @@ func bootEntry(ctx context.Context, c storage.Config, j layoutJob) error {
 		return errors.New("storage: no EFI system partition for the boot entry")
 	}
 	efi := func(args ...string) (string, error) {
-		out, err := inTarget(ctx, j.Target, append([]string{"efibootmgr"}, args...)...)
+		out, err := inTarget(ctx, j.Target, j.Logf, append([]string{"efibootmgr"}, args...)...)
 		if err != nil {
 			return "", fmt.Errorf("in the installed system: efibootmgr %s: %v: %s", strings.Join(args, " "), err, tailOutput(out))
 		}
@@ -413,4 +419,32 @@ func wipeEnds(dev string) error {
 		}
 	}
 	return f.Sync()
+}
+
+// lineWriter logs what is written to it a line at a time and keeps it all.
+type lineWriter struct {
+	logf   func(string, ...any)
+	prefix string
+	all    bytes.Buffer
+	line   []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.all.Write(p)
+	w.line = append(w.line, p...)
+	for {
+		i := bytes.IndexByte(w.line, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.logf("%s%s", w.prefix, bytes.TrimRight(w.line[:i], "\r"))
+		w.line = w.line[i+1:]
+	}
+}
+
+func (w *lineWriter) flush() {
+	if len(w.line) > 0 {
+		w.logf("%s%s", w.prefix, w.line)
+		w.line = nil
+	}
 }

@@ -214,7 +214,8 @@ func runLayoutCase(t *testing.T, variant, tgz, kernel, initrd string) {
 		"-drive", "if=none,format=raw,readonly=on,id=img,file="+image, "-device", "virtio-blk-pci,drive=img,serial=anvil-image",
 		"-kernel", kernel, "-initrd", guestInitrd,
 		"-append", "console=ttyS0 panic=-1 "+layoutVMEnv+"="+variant+" -- -test.run=^TestLayoutInVM$ -test.v -test.count=1")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	// Under TCG on a busy machine update-initramfs alone takes minutes.
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	start := time.Now()
 	out, err := exec.CommandContext(ctx, "qemu-system-x86_64", args...).CombinedOutput()
@@ -257,7 +258,7 @@ func runLayoutCase(t *testing.T, variant, tgz, kernel, initrd string) {
 		return strings.TrimSpace(string(b)), err
 	}
 	login := func(what string, not string) string {
-		deadline := time.Now().Add(5 * time.Minute)
+		deadline := time.Now().Add(15 * time.Minute)
 		for {
 			id, err := ssh("cat /proc/sys/kernel/random/boot_id")
 			if err == nil && id != not && len(id) == 36 {
@@ -337,6 +338,9 @@ func layoutInitrd(t *testing.T, dir, initrd, pub string) string {
 		t.Fatalf("cpio: %v %s", err, out)
 	}
 	a, _ := os.ReadFile(initrd)
+	// The kernel reads the next archive at a 4-byte boundary and skips
+	// zeros before it.
+	a = append(a, make([]byte, (512-len(a)%512)%512)...)
 	b, _ := os.ReadFile(extra)
 	out := filepath.Join(dir, "initrd.img")
 	if err := os.WriteFile(out, append(a, b...), 0o644); err != nil {
