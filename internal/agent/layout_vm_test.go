@@ -34,7 +34,7 @@ const (
 	guestIP      = "198.51.100.10"
 	hostIP       = "198.51.100.1"
 	guestMAC     = "52:54:00:51:64:0a"
-	layoutDiskMB = 3072
+	layoutDiskMB = 4096
 )
 
 // layoutCase is one variant: the configuration the installer lays out,
@@ -398,6 +398,12 @@ func TestLayoutInVM(t *testing.T) {
 	agent.SetupPID1(os.Stderr)
 	say := func(f string, a ...any) { fmt.Fprintf(os.Stdout, f+"\n", a...) }
 	defer agent.MachinePower{}.PowerOff()
+	defer func() {
+		if p := recover(); p != nil {
+			say("ANVIL-LAYOUT-FAIL: panic: %v", p)
+			t.Fatal(p)
+		}
+	}()
 	agent.LoadModules(agent.ModulesList, agent.ModulesDir, say)
 	if err := guestInstall(variant, say); err != nil {
 		say("ANVIL-LAYOUT-FAIL: %v", err)
@@ -469,4 +475,25 @@ func guestInstall(variant string, say func(string, ...any)) error {
 	js, _ := json.Marshal(disks)
 	say("disks %s", js)
 	return nil
+}
+
+// The VM test's configurations make plans (checked here, quickly, so a
+// mistake in them does not cost a VM boot).
+func TestLayoutCasesPlan(t *testing.T) {
+	for v, lc := range layoutCases {
+		var c storage.Config
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("%s: %v", v, p)
+				}
+			}()
+			c = lc.config()
+		}()
+		n := 0
+		c = c.WithUUIDs(func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) })
+		if _, err := storage.MakePlan(c, lc.fw, map[string]string{"sda": "/dev/vda", "sdb": "/dev/vdb"}, "/target"); err != nil {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
 }
