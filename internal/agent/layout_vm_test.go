@@ -214,8 +214,9 @@ func runLayoutCase(t *testing.T, variant, tgz, kernel, initrd string) {
 		"-drive", "if=none,format=raw,readonly=on,id=img,file="+image, "-device", "virtio-blk-pci,drive=img,serial=anvil-image",
 		"-kernel", kernel, "-initrd", guestInitrd,
 		"-append", "console=ttyS0 panic=-1 "+layoutVMEnv+"="+variant+" -- -test.run=^TestLayoutInVM$ -test.v -test.count=1")
-	// Under TCG on a busy machine update-initramfs alone takes minutes.
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	// Under TCG on a busy machine update-initramfs alone (MODULES=most,
+	// thousands of forks) takes half an hour.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(layoutVMMinutes())*time.Minute)
 	defer cancel()
 	start := time.Now()
 	out, err := exec.CommandContext(ctx, "qemu-system-x86_64", args...).CombinedOutput()
@@ -496,4 +497,14 @@ func TestLayoutCasesPlan(t *testing.T) {
 			t.Errorf("%s: %v", v, err)
 		}
 	}
+}
+
+// layoutVMMinutes bounds the installation VM's run
+// (ANVIL_LAYOUT_VM_MINUTES, default 60).
+func layoutVMMinutes() int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("ANVIL_LAYOUT_VM_MINUTES"), &n); err != nil || n <= 0 {
+		return 60
+	}
+	return n
 }
