@@ -277,6 +277,8 @@ func runLayoutCase(t *testing.T, variant, tgz, kernel, initrd string) {
 	if got, _ := ssh("hostname"); got != lc.hostname {
 		t.Errorf("hostname %q, want %q", got, lc.hostname)
 	}
+	// SSH answers before cloud-init's last stage writes the deferred file.
+	ssh("cloud-init status --wait")
 	if got, _ := ssh("cat /home/debian/from-user-data"); got != "written by user data" {
 		t.Errorf("the user data's file holds %q", got)
 	}
