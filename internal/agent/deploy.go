@@ -70,6 +70,12 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	hc := imageHTTPClient()
 	src = a.imageSource(ctx, hc, img, src)
+	if task.Storage != nil && isTarball(img.FileType) {
+		if err := a.deployLayout(ctx, task, hc, src, img); err != nil {
+			return err
+		}
+		return a.installed(ctx, task)
+	}
 	need, exact := rawSize(ctx, hc, src, img)
 	if isTarball(img.FileType) {
 		need = rootfsMinSize + rootfsTail
@@ -123,7 +129,13 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		return err
 	}
 	rereadPartitions(dev)
-	err = a.timed("signal", func() error {
+	return a.installed(ctx, task)
+}
+
+// installed signals INSTALLED and ends the phase with a reboot into the
+// installed system.
+func (a *Agent) installed(ctx context.Context, task agentapi.Task) error {
+	err := a.timed("signal", func() error {
 		return a.retry(ctx, "signal INSTALLED", func(ctx context.Context) error {
 			return a.Client.Signal(ctx, agentapi.StatusInstalled, "", nil)
 		})

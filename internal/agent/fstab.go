@@ -20,13 +20,26 @@ func rootFstabLine(uuid string) string {
 // Lines of the tarball's own fstab that mount something else are kept;
 // its root line, and debootstrap's "UNCONFIGURED" placeholder, are not.
 func writeFstab(root, uuid string) error {
+	return mergeFstab(root, "the root filesystem by UUID", rootFstabLine(uuid)+"\n")
+}
+
+// mergeFstab writes root's /etc/fstab as ours (fstab lines, what of)
+// followed by the tarball's own lines for mount points ours leaves
+// alone; debootstrap's "UNCONFIGURED" placeholder is dropped.
+func mergeFstab(root, what, ours string) error {
 	path := filepath.Join(root, "etc", "fstab")
+	mine := map[string]bool{}
+	for _, line := range strings.Split(ours, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[1] != "none" {
+			mine[f[1]] = true
+		}
+	}
 	var kept []string
 	if b, err := os.ReadFile(path); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			f := strings.Fields(line)
 			switch {
-			case len(f) >= 2 && !strings.HasPrefix(f[0], "#") && f[1] == "/":
+			case len(f) >= 2 && !strings.HasPrefix(f[0], "#") && mine[f[1]]:
 			case strings.Contains(line, "UNCONFIGURED FSTAB"):
 			case strings.TrimSpace(line) == "":
 			default:
@@ -36,7 +49,7 @@ func writeFstab(root, uuid string) error {
 	} else if !os.IsNotExist(err) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	out := "# written by Anvil's installer: the root filesystem by UUID\n" + rootFstabLine(uuid) + "\n"
+	out := "# written by Anvil's installer: " + what + "\n" + ours
 	if len(kept) > 0 {
 		out += strings.Join(kept, "\n") + "\n"
 	}

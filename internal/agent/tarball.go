@@ -80,17 +80,27 @@ func (e *readErr) Read(p []byte) (int, error) {
 // SHA-256 and length are verified before the boot loader is installed. It
 // returns the bytes extracted.
 func (a *Agent) writeTarball(ctx context.Context, hc *http.Client, src string, img agentapi.Image, dev string, disk Disk) (int64, error) {
+	return a.unpackTarball(ctx, hc, src, img, func(r io.Reader, verify func() error) (int64, error) {
+		return installRootfs(r, rootfsTarget{
+			Disk:   dev,
+			Size:   disk.Size,
+			Part:   func() (string, error) { return rootfsPartition(a.BlockDir, dev) },
+			Logf:   a.Logf,
+			Verify: verify,
+		})
+	})
+}
+
+// unpackTarball downloads and decompresses the tarball at src and hands
+// the tar stream to install, with verify: the download's checksum and
+// length, to run once the archive is extracted and before anything makes
+// the disks bootable. It returns what install does.
+func (a *Agent) unpackTarball(ctx context.Context, hc *http.Client, src string, img agentapi.Image, install func(r io.Reader, verify func() error) (int64, error)) (int64, error) {
 	dl := &download{ctx: ctx, hc: hc, url: src, size: img.Size, backoff: a.Backoff, logf: a.Logf}
 	defer dl.close()
 	sum := sha256.New()
 	cnt := &counter{r: io.TeeReader(dl, sum)}
 	br := bufio.NewReaderSize(cnt, 1*MiB)
-	t := rootfsTarget{
-		Disk: dev,
-		Size: disk.Size,
-		Part: func() (string, error) { return rootfsPartition(a.BlockDir, dev) },
-		Logf: a.Logf,
-	}
 	var dec io.Reader
 	var err error
 	switch img.FileType {
@@ -107,7 +117,7 @@ func (a *Agent) writeTarball(ctx context.Context, hc *http.Client, src string, i
 		return 0, a.readFailure(err, img, br, sum, cnt)
 	}
 	re := &readErr{r: dec}
-	t.Verify = func() error {
+	verify := func() error {
 		// Hash whatever follows the archive too.
 		if _, err := io.Copy(io.Discard, re); err != nil {
 			return a.readFailure(err, img, br, sum, cnt)
@@ -117,7 +127,7 @@ func (a *Agent) writeTarball(ctx context.Context, hc *http.Client, src string, i
 		}
 		return verify(img, sum, cnt.n)
 	}
-	n, err := installRootfs(re, t)
+	n, err := install(re, verify)
 	if err != nil && re.err != nil {
 		return n, a.readFailure(re.err, img, br, sum, cnt)
 	}

@@ -21,4 +21,8 @@ var WantedModules = []string{
 	// root filesystem tarballs: ext4 (jbd2, mbcache and crc16 come from
 	// modules.dep) and the crc32c ext4 asks the crypto API for at mount
 	"ext4", "crc32c_generic", "crc32c_intel",
+	// storage layouts: md RAID, LVM (device-mapper), bcache, the
+	// filesystems the installer makes, and efivarfs for the boot entry
+	"md_mod", "raid0", "raid1", "raid10", "raid456", "dm_mod", "bcache",
+	"xfs", "btrfs", "vfat", "nls_cp437", "nls_ascii", "nls_utf8", "nls_iso8859_1", "efivarfs",
 }

@@ -17,12 +17,12 @@ import (
 // tarballs, copied from the build machine when it has them.
 var RootfsFiles = []string{agent.MBRCodeFile, agent.Mke2fsConf}
 
-// addRootfsTools adds agent.RootfsTools (as usr/sbin/<name>) with the
-// shared libraries ldd lists for them, and RootfsFiles, to files. What the
-// build machine lacks is returned, not an error: the environment then
-// fails tarball deployments only.
+// addRootfsTools adds agent.RootfsTools and agent.LayoutTools (as
+// usr/sbin/<name>) with the shared libraries ldd lists for them, and
+// RootfsFiles, to files. What the build machine lacks is returned, not an
+// error: the environment then fails the deployments that need it only.
 func addRootfsTools(files map[string]entry) (added, missing []string, err error) {
-	added, missing, err = addTools(files, agent.RootfsTools, "usr/sbin/")
+	added, missing, err = addTools(files, append(append([]string(nil), agent.RootfsTools...), agent.LayoutTools...), "usr/sbin/")
 	if err != nil {
 		return added, missing, err
 	}

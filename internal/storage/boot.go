@@ -87,3 +87,13 @@ func checkESP(c Config, devs map[string]Device, r *Refused) {
 		r.add("the EFI system partition is on %s %s; UEFI firmware reads only a plain disk partition, not RAID, LVM or bcache", d.Kind, d.Name)
 	}
 }
+
+// NeedsInitramfs says whether the installed system must regenerate its
+// initramfs for c: md arrays, LVM and bcache have to be assembled before
+// the root is found, and the image's own initramfs was built without
+// knowing them (no mdadm.conf, no volume group). A root on a plain
+// partition boots with the image's initramfs as it is, which saves the
+// longest step of an install (minutes on a slow machine).
+func NeedsInitramfs(c Config) bool {
+	return len(c.RAIDs) > 0 || len(c.VolumeGroups) > 0 || len(c.Bcaches) > 0
+}

@@ -167,7 +167,7 @@ func teardown(t *testing.T, c Config, pl Plan, paths map[string]string) {
 		os.WriteFile("/sys/fs/bcache/"+cs.UUID+"/unregister", []byte("1"), 0o200)
 	}
 	for _, vg := range c.VolumeGroups {
-		exec.Command("vgremove", "--config", lvmConfig, "-ff", "-y", vg.Name).Run()
+		exec.Command("vgremove", "--config", LVMConfig, "-ff", "-y", vg.Name).Run()
 	}
 	for _, r := range c.RAIDs {
 		exec.Command("mdadm", "--stop", "/dev/md/"+r.Name).Run()

@@ -25,9 +25,10 @@ type Plan struct {
 	Fstab string `json:"fstab"`
 }
 
-// lvmConfig lets LVM work where no udev runs (the ephemeral environment,
-// a container): it makes its own device nodes and scans /dev itself.
-const lvmConfig = "activation { udev_sync = 0 udev_rules = 0 } devices { obtain_device_list_from_udev = 0 }"
+// LVMConfig lets LVM work where no udev runs (the ephemeral environment,
+// a container): it makes its own device nodes and scans /dev itself. The
+// installer passes it to the LVM commands it runs after the plan too.
+const LVMConfig = "activation { udev_sync = 0 udev_rules = 0 } devices { obtain_device_list_from_udev = 0 }"
 
 // MakePlan turns c into the installer's steps. disks maps each disk's
 // Name to its device path (/dev/sda, /dev/disk/by-id/..., a loop device);

@@ -53,11 +53,11 @@ func (p *planner) raid(r RAID) {
 
 func (p *planner) lvm(vg VolumeGroup) {
 	for _, pv := range vg.Devices {
-		p.add(Step{Op: "pv", Device: pv, Argv: []string{"pvcreate", "--config", lvmConfig, "-ff", "-y", p.path[pv]}})
+		p.add(Step{Op: "pv", Device: pv, Argv: []string{"pvcreate", "--config", LVMConfig, "-ff", "-y", p.path[pv]}})
 	}
-	p.add(Step{Op: "vg", Device: vg.Name, Argv: append([]string{"vgcreate", "--config", lvmConfig, "-y", vg.Name}, p.pathsOf(vg.Devices)...)})
+	p.add(Step{Op: "vg", Device: vg.Name, Argv: append([]string{"vgcreate", "--config", LVMConfig, "-y", vg.Name}, p.pathsOf(vg.Devices)...)})
 	for _, lv := range vg.Volumes {
-		p.add(Step{Op: "lv", Device: LVName(vg.Name, lv.Name), Argv: []string{"lvcreate", "--config", lvmConfig, "-y", "--wipesignatures", "y",
+		p.add(Step{Op: "lv", Device: LVName(vg.Name, lv.Name), Argv: []string{"lvcreate", "--config", LVMConfig, "-y", "--wipesignatures", "y",
 			"-n", lv.Name, "-L", fmt.Sprintf("%dk", lv.Size/KiB), vg.Name}})
 	}
 }
