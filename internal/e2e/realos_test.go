@@ -54,11 +54,9 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 		t.Logf("built the Debian image in %s", built.Round(time.Second))
 	}
 	// The second fabric: its own bridge. VLAN 100 rides br0 tagged, and
-	// the namespace reaches it through br0.100.
+	// the namespace has an address on it.
 	s.ns.Bridge("br1", "198.51.100.1/24", taps[2])
-	s.ns.Ip("link", "add", "link", "br0", "name", "br0.100", "type", "vlan", "id", "100")
-	s.ns.Ip("addr", "add", "198.18.100.1/24", "dev", "br0.100")
-	s.ns.Ip("link", "set", "br0.100", "up")
+	s.ns.VLAN("br0", 100, "198.18.100.1/24", "vl100")
 
 	tmp := t.TempDir()
 	sshKey := filepath.Join(tmp, "id_ed25519")
