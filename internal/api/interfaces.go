@@ -226,6 +226,19 @@ func (s *Server) createIface(t network.InterfaceType, what string) handlerFunc {
 			i.Name = nextEthName(e.nm)
 		}
 		childDefaults(r.form, e.n, e.nm, &i)
+		// A bond's or bridge's parents give their addresses to it, as in
+		// MAAS: their links go, and the model is checked without them.
+		var dropLinks []int
+		if t == network.Bond || t == network.Bridge {
+			for k := range e.nm.Interfaces {
+				if slices.Contains(i.Parents, e.nm.Interfaces[k].ID) {
+					for _, l := range e.nm.Interfaces[k].Links {
+						dropLinks = append(dropLinks, l.ID)
+					}
+					e.nm.Interfaces[k].Links = nil
+				}
+			}
+		}
 		if _, err := e.check(i); err != nil {
 			return renameParent(t, err.(fielderr.Errors))
 		}
@@ -233,16 +246,9 @@ func (s *Server) createIface(t network.InterfaceType, what string) handlerFunc {
 		if err != nil {
 			return ifaceStoreError(err)
 		}
-		// A bond's or bridge's parents give their addresses to it, as in
-		// MAAS: their links go.
-		if t == network.Bond || t == network.Bridge {
-			for _, p := range i.Parents {
-				pi, _ := e.nm.Interface(p)
-				for _, l := range pi.Links {
-					if err := s.store.DeleteIPAddress(r.Context(), int64(l.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
-						return err
-					}
-				}
+		for _, id := range dropLinks {
+			if err := s.store.DeleteIPAddress(r.Context(), int64(id)); err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
 			}
 		}
 		return s.writeIface(w, r, e.m.SystemID, int(created.ID))
