@@ -125,12 +125,12 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 
 	s.raid1LVM(id)
 
-	s.uploadAs("custom/debian", "tgz", img, "")
+	s.uploadAs("custom/debian-e2e", "tgz", img, "")
 	s.api("POST", "machines/", url.Values{"op": {"allocate"}, "system_id": {id}}, nil)
 	ud := "#cloud-config\nssh_authorized_keys:\n  - " + strings.TrimSpace(string(pub)) +
 		"\nwrite_files:\n  - path: /etc/anvil-e2e\n    content: deployed-by-anvil\n"
 	t0 := time.Now()
-	s.api("POST", "machines/"+id+"/", url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"debian"},
+	s.api("POST", "machines/"+id+"/", url.Values{"op": {"deploy"}, "osystem": {"custom"}, "distro_series": {"debian-e2e"},
 		"user_data": {base64.StdEncoding.EncodeToString([]byte(ud))}}, nil)
 	s.waitStatus(id, "Deployed", install, b)
 	t.Logf("op=deploy to DEPLOYED: %.0f s", time.Since(t0).Seconds())
