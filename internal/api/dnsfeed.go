@@ -14,6 +14,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/dnszone"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // dnsFeed follows what the racks' DNS is made of, for one boot stream:
@@ -63,9 +64,9 @@ func publishes(st machine.Status) bool {
 	return false
 }
 
-// dnsData builds what the racks serve. The machines' addresses are, for
-// now, the ones the racks last saw their interfaces with (sightings);
-// IPAM's assigned addresses replace them in hostsOf.
+// dnsData builds what the racks serve. The machines' addresses are
+// IPAM's (STATIC and allocated AUTO links) and, for DHCP, the ones the
+// racks last saw their interfaces with (sightings); see hostsOf.
 func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	var d dns.Data
 	st, err := s.loadDNS(ctx)
@@ -105,9 +106,7 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	}
 	for _, sn := range sns {
 		if p, err := netip.ParsePrefix(sn.CIDR); err == nil {
-			// rdns_mode arrives with the network model; until then
-			// every subnet's reverse zone is enabled.
-			in.Subnets = append(in.Subnets, dnszone.Subnet{CIDR: p, RDNS: dnszone.RDNSEnabled})
+			in.Subnets = append(in.Subnets, dnszone.Subnet{CIDR: p, RDNS: dnszone.RDNS(sn.RDNSMode)})
 		}
 	}
 	racks, err := s.store.ListRacks(ctx)
@@ -129,7 +128,9 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	return d, nil
 }
 
-// hostsOf is the seam where machines' addresses enter DNS.
+// hostsOf is where machines' addresses enter DNS: each interface's
+// assigned addresses from IPAM, and the sighted address of a physical
+// interface that has none (a DHCP link: the rack saw what it was given).
 func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error) {
 	sightings, err := s.store.MachineSightings(ctx, nil)
 	if err != nil {
@@ -140,6 +141,22 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 		if a, err := netip.ParseAddr(sg.IP); err == nil {
 			ipOf[sg.MAC] = a
 		}
+	}
+	assigned, err := s.store.ListIPAddresses(ctx, store.IPAddressFilter{})
+	if err != nil {
+		return nil, err
+	}
+	// By node, then interface name, in the store's order.
+	ipam := map[string]map[string][]netip.Addr{}
+	for _, a := range assigned {
+		ip, err := netip.ParseAddr(a.IP)
+		if err != nil || a.Node.SystemID == "" || a.Node.Interface == "" {
+			continue
+		}
+		if ipam[a.Node.SystemID] == nil {
+			ipam[a.Node.SystemID] = map[string][]netip.Addr{}
+		}
+		ipam[a.Node.SystemID][a.Node.Interface] = append(ipam[a.Node.SystemID][a.Node.Interface], ip)
 	}
 	ids := make([]string, 0, len(f.hosts))
 	for id := range f.hosts {
@@ -153,9 +170,23 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 			continue
 		}
 		dh := dnszone.Host{Name: h.name, Domain: cmp.Or(h.domain, dnszone.DefaultDomain)}
+		named := ipam[id]
 		for _, ifc := range h.ifaces {
+			if _, has := named[ifc.Name]; has {
+				continue
+			}
 			if a, ok := ipOf[ifc.MAC]; ok {
 				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: ifc.Name, Boot: ifc.Boot, IP: a})
+			}
+		}
+		names := make([]string, 0, len(named))
+		for n := range named {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			for _, a := range named[n] {
+				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: n, Boot: isBoot(h.ifaces, n), IP: a})
 			}
 		}
 		if len(dh.Addrs) > 0 {
@@ -163,6 +194,12 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 		}
 	}
 	return out, nil
+}
+
+// isBoot says whether the interface named n is the machine's boot
+// interface.
+func isBoot(ifaces []machine.Interface, n string) bool {
+	return slices.ContainsFunc(ifaces, func(i machine.Interface) bool { return i.Name == n && i.Boot })
 }
 
 func derefTTL(p *int) int {

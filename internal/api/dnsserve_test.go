@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/anvilmetal/anvil/internal/store"
 	"net/url"
 	"os/exec"
 	"regexp"
@@ -210,6 +211,73 @@ func TestDNSWithDig(t *testing.T) {
 		}
 		if _, l := dig(t, r.DNS.String(), "vip.maas", "A"); !slices.Contains(l, "vip.maas. 45 IN A 192.0.2.20") {
 			t.Errorf("a rack restarted without its region answers %q", l)
+		}
+	}, withDNS)
+}
+
+// TestDNSFromIPAM: a deployed machine's assigned addresses (a STATIC link
+// on its boot interface, an AUTO one on another) answer as host.domain
+// and iface.host.domain, with PTRs, and the sighting of the boot NIC
+// does not override the assigned address.
+func TestDNSFromIPAM(t *testing.T) {
+	needDig(t)
+	eachDB(t, func(t *testing.T, e *env) {
+		ctx := t.Context()
+		ns := e.srv.Rack.DNS.String()
+		var sn struct {
+			ID   int64 `json:"id"`
+			VLAN struct {
+				ID int64 `json:"id"`
+			} `json:"vlan"`
+		}
+		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
+		m := e.addMachine("node7", "52:54:00:00:d7:01", url.Values{"mac_addresses": {"52:54:00:00:d7:01", "52:54:00:00:d7:02"}})
+		ifs, err := e.srv.Store.ListInterfaces(ctx, m.SystemID)
+		if err != nil || len(ifs) != 2 {
+			t.Fatalf("interfaces: %+v %v", ifs, err)
+		}
+		var boot, other store.Interface
+		for _, i := range ifs {
+			i.VLANID = sn.VLAN.ID
+			if i, err = e.srv.Store.UpdateInterface(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+			if i.Boot {
+				boot = i
+			} else {
+				other = i
+			}
+		}
+		for _, a := range []store.IPAddress{
+			{IP: "192.0.2.50", SubnetID: sn.ID, AllocType: 1, InterfaceID: boot.ID},
+			{IP: "192.0.2.51", SubnetID: sn.ID, AllocType: 0, InterfaceID: other.ID},
+		} {
+			if _, err := e.srv.Store.CreateIPAddress(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.deployed(m.SystemID)
+		evs, _ := json.Marshal([]map[string]any{{"mac": "52:54:00:00:d7:01", "ip": "192.0.2.99", "kind": "dhcp", "detail": "ack", "at": time.Now()}})
+		e.must(200, "POST", "rack/", e.admin, url.Values{"op": {"boot_events"}, "events": {string(evs)}}, nil)
+		want := map[string]string{
+			"node7.maas":               "node7.maas. 30 IN A 192.0.2.50",
+			other.Name + ".node7.maas": other.Name + ".node7.maas. 30 IN A 192.0.2.51",
+			"51.2.0.192.in-addr.arpa":  "51.2.0.192.in-addr.arpa. 30 IN PTR " + other.Name + ".node7.maas.",
+		}
+		within(t, "node7's assigned addresses resolve", 5*time.Second, func() bool {
+			for name, w := range want {
+				typ := "A"
+				if strings.HasSuffix(name, ".arpa") {
+					typ = "PTR"
+				}
+				if _, l := dig(t, ns, name, typ, "+norec"); !slices.Contains(l, w) {
+					return false
+				}
+			}
+			return true
+		})
+		if _, l := dig(t, ns, "node7.maas", "A", "+norec"); slices.Contains(l, "node7.maas. 30 IN A 192.0.2.99") {
+			t.Fatalf("the boot NIC's sighting overrode its assigned address: %q", l)
 		}
 	}, withDNS)
 }
