@@ -35,7 +35,8 @@ func TestBootLoaderFailureSaysCommandAndOutput(t *testing.T) {
 	script := "#!/bin/busybox sh\necho 'E: /etc/initramfs-tools/modules: broken' >&2\nexit 3\n"
 	os.WriteFile(filepath.Join(target, "usr/sbin/update-initramfs"), []byte(script), 0o755)
 	td := &teardown{logf: t.Logf}
-	err = bootLoader(context.Background(), storage.Config{}, td, layoutJob{Firmware: storage.BIOS, Target: target, Logf: t.Logf, Stage: func(string, time.Duration) {}})
+	// A RAID makes the installer regenerate the initramfs.
+	err = bootLoader(context.Background(), storage.Config{RAIDs: []storage.RAID{{Name: "md0"}}}, td, layoutJob{Firmware: storage.BIOS, Target: target, Logf: t.Logf, Stage: func(string, time.Duration) {}})
 	if uerr := td.undo(context.Background(), storage.Config{}); uerr != nil {
 		t.Errorf("teardown: %v", uerr)
 	}
