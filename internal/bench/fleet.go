@@ -91,6 +91,9 @@ type FleetResult struct {
 	// Drift: how many sample machines were turned off behind Anvil's
 	// back, how many Anvil powered back on, and how long that took.
 	DriftSample, DriftCorrected int
+	// DriftReasked counts power-ons of the sample asked again because
+	// the BMC never saw the first.
+	DriftReasked int
 	DriftFix                    Latency
 	// API under load; ToBMC is from a power request to its BMC starting
 	// the command.
@@ -303,17 +306,34 @@ func RunFleet(ctx context.Context, cfg FleetConfig) (FleetResult, error) {
 		if err := sleep(ctx, time.Until(tAsk.Add(cfg.DriftGrace+2*cfg.Interval))); err != nil {
 			return res, err
 		}
+		reasked := time.Now()
 		for {
 			mu.Lock()
 			ready := 0
+			var waiting []fleet.Machine
 			for _, m := range sample {
 				if seenOn[m.Hostname] >= 2 {
 					ready++
+				} else if _, on := seenOn[m.Hostname]; !on {
+					waiting = append(waiting, m)
 				}
 			}
 			mu.Unlock()
 			if ready == len(sample) {
 				break
+			}
+			// A power on the BMC never saw (its request failed: on two
+			// busy cores IPMI sessions time out) is asked again, as an
+			// operator would; the run says how often.
+			if time.Since(reasked) > 30*time.Second && len(waiting) > 0 {
+				for _, m := range waiting {
+					if err := srv.caller.post(ctx, "machines/"+ids[m.Hostname]+"/?op=power_on", url.Values{}); err != nil {
+						return res, fmt.Errorf("power on %s again: %w", m.Hostname, err)
+					}
+					res.DriftReasked++
+				}
+				fmt.Fprintf(cfg.Out, "fleet: asked %d sample machine(s) to power on again\n", len(waiting))
+				reasked = time.Now()
 			}
 			if time.Since(tAsk) > 15*time.Minute {
 				return res, fmt.Errorf("drift sample: only %d of %d machines were powered on and read twice", ready, len(sample))
