@@ -94,7 +94,7 @@ type FleetResult struct {
 	// DriftReasked counts power-ons of the sample asked again because
 	// the BMC never saw the first.
 	DriftReasked int
-	DriftFix                    Latency
+	DriftFix     Latency
 	// API under load; ToBMC is from a power request to its BMC starting
 	// the command.
 	API          []OpStats
