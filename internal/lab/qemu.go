@@ -88,7 +88,7 @@ type QEMUConfig struct {
 // order=n, "network" once with -boot once=n,order=c (QEMU goes back to
 // the disk at the first reset, guest-initiated or not), "disk" with
 // -boot order=c. OVMF ignores -boot, so with "efi" firmware the order is
-// given as bootindex on the devices (NICs 1..n; the disk 0 to come first
+// given as bootindex on the devices (the first NIC 1; the disk 0 to come first
 // or n+1 to come after them), and a boot once from the network moves the
 // disk back to 0 through QMP right after start: QEMU reads bootindex
 // again at reset.
@@ -402,18 +402,22 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 		if c.NoNICROM {
 			dev += ",romfile="
 		}
-		if m.isEFI() {
-			dev += ",bootindex=" + strconv.Itoa(i+1)
+		if m.isEFI() && i == 0 {
+			// Servers network-boot from one NIC: OVMF orders its boot
+			// options by bootindex, and one on every NIC would have a
+			// machine the rack sends to its disk try each other NIC's
+			// PXE and HTTP boot first.
+			dev += ",bootindex=1"
 		}
 		a = append(a, "-device", dev)
 	}
 	return append(a, c.Extra...)
 }
 
-// diskBootIndex puts the disk before the NICs (0) or after them.
+// diskBootIndex puts the disk before the boot NIC (0) or after it.
 func (m *QEMUMachine) diskBootIndex(netFirst bool) int {
 	if netFirst {
-		return len(m.cfg.MACs) + 1
+		return min(len(m.cfg.MACs), 1) + 1
 	}
 	return 0
 }
