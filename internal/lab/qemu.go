@@ -89,7 +89,7 @@ type QEMUConfig struct {
 // the disk at the first reset, guest-initiated or not), "disk" with
 // -boot order=c. OVMF ignores -boot, so with "efi" firmware the order is
 // given as bootindex on the devices (the first NIC 1; the disk 0 to come first
-// or n+1 to come after them), and a boot once from the network moves the
+// or 2 to come after it), and a boot once from the network moves the
 // disk back to 0 through QMP right after start: QEMU reads bootindex
 // again at reset.
 //
