@@ -123,6 +123,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "StaticRoutesHandler", path: "static-routes/", routes: s.staticRoutesRoutes()})
 	s.handle(resource{name: "StaticRouteHandler", path: "static-routes/{id}/", routes: s.staticRouteRoutes()})
 	s.handle(resource{name: "IPAddressesHandler", path: "ipaddresses/", routes: s.ipAddressesRoutes()})
+	s.handle(resource{name: "ReservedIpsHandler", path: "reservedips/", routes: s.reservedIPsRoutes()})
+	s.handle(resource{name: "ReservedIpHandler", path: "reservedips/{id}/", routes: s.reservedIPRoutes()})
 	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
 	racks, rack := controllerRoutes(s.racks)

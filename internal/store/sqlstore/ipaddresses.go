@@ -68,6 +68,9 @@ func (s *Store) CreateIPAddress(ctx context.Context, a store.IPAddress) (store.I
 }
 
 func (s *Store) insertIP(ctx context.Context, q conn, a *store.IPAddress) error {
+	if err := s.checkReserved(ctx, q, a); err != nil {
+		return err
+	}
 	a.Created = s.now()
 	a.Updated = a.Created
 	return q.queryRow(ctx, `INSERT INTO ip_addresses (ip, subnet_id, alloc_type, interface_id, owner, hostname, mac, created, updated)
@@ -93,13 +96,25 @@ func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error
 
 func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
 	a.Updated = s.now()
-	res, err := s.conn(s.write).exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
-		mac = ?, updated = ? WHERE id = ?`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, a.Owner, a.Hostname, a.MAC, s.tv(a.Updated), a.ID)
+	err := s.inTx(ctx, func(q conn) error {
+		if a.InterfaceID == 0 {
+			_ = q.queryRow(ctx, `SELECT COALESCE(interface_id, 0) FROM ip_addresses WHERE id = ?`, a.ID).Scan(&a.InterfaceID)
+		}
+		if err := s.checkReserved(ctx, q, &a); err != nil {
+			return err
+		}
+		res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
+			mac = ?, updated = ? WHERE id = ?`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, a.Owner, a.Hostname, a.MAC, s.tv(a.Updated), a.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("ip address", strconv.FormatInt(a.ID, 10))
+		}
+		return nil
+	})
 	if err != nil {
 		return a, s.ipError(ctx, err, a)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return a, notFound("ip address", strconv.FormatInt(a.ID, 10))
 	}
 	return a, nil
 }
@@ -125,6 +140,10 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 	var n *network.Network
 	var sn network.Subnet
 	var taken map[netip.Addr]bool
+	// want is the address reserved for the link's MAC on the subnet: an
+	// AUTO link takes it, and nothing else. Others' reservations count
+	// as taken.
+	var want netip.Addr
 	losses := 0
 	for attempt := range allocateAttempts {
 		if attempt%reloadEvery == 0 {
@@ -133,8 +152,28 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 				if n, err = loadNetwork(ctx, c); err != nil {
 					return err
 				}
-				taken, err = assignedIPs(ctx, c, a.SubnetID)
-				return err
+				if taken, err = assignedIPs(ctx, c, a.SubnetID); err != nil {
+					return err
+				}
+				reserved, err := reservationsOn(ctx, c, a.SubnetID)
+				if err != nil {
+					return err
+				}
+				mac, err := s.linkMAC(ctx, c, &a)
+				if err != nil {
+					return err
+				}
+				for m, ip := range reserved {
+					addr, err := netip.ParseAddr(ip)
+					switch {
+					case err != nil:
+					case m == mac && a.AllocType == store.AllocAuto:
+						want = addr
+					default:
+						taken[addr] = true
+					}
+				}
+				return nil
 			})
 			if err != nil {
 				return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
@@ -145,6 +184,9 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			}
 		}
 		ip, err := nextFree(n, sn, taken, losses)
+		if want.IsValid() {
+			ip, err = want, nil
+		}
 		if err != nil {
 			return a, err
 		}
@@ -152,6 +194,9 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 		err = s.inTx(ctx, func(q conn) error {
 			if a.ID == 0 {
 				return s.insertIP(ctx, q, &a)
+			}
+			if err := s.checkReserved(ctx, q, &a); err != nil {
+				return err
 			}
 			a.Updated = s.now()
 			res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, updated = ? WHERE id = ? AND subnet_id = ?`,
@@ -164,7 +209,13 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			}
 			return nil
 		})
-		if err != nil && s.d.IsUniqueViolation(err) {
+		var re *store.ReservedIPError
+		if want.IsValid() && err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re)) {
+			a.IP = ""
+			return a, fmt.Errorf("allocate ip on subnet %d: the reserved ip %s seems to be in use by another host in the network: %w",
+				a.SubnetID, want, store.ErrConflict)
+		}
+		if err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re)) {
 			// Another allocation took it first: mark it and pick again,
 			// reading the subnet again only now and then.
 			taken[ip] = true
