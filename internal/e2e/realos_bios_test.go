@@ -1,18 +1,13 @@
 package e2e
 
 import (
-	"context"
 	"encoding/base64"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/anvilmetal/anvil/internal/debimage"
 	"github.com/anvilmetal/anvil/internal/lab"
 )
 
@@ -23,37 +18,7 @@ import (
 // initramfs able to assemble it, reboots the machine from inside and logs
 // in again. (The flat layout on BIOS is TestQuickstart's.)
 func TestDeployDebianBIOSLVM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a QEMU machine")
-	}
-	if os.Getenv("ANVIL_REAL_OS") == "" {
-		t.Skip("about 25 minutes under TCG: set ANVIL_REAL_OS=1 to run it")
-	}
-	for _, bin := range []string{"debootstrap", "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, the Debian image build)")
-	}
-	s := newSite(t, []string{"tapL0"}, nil, "--status-timeout", "20m")
-	img, built, err := debimage.BuildCached(context.Background(), os.TempDir(), debimage.Options{})
-	if err != nil {
-		t.Fatalf("Debian image: %v", err)
-	}
-	if built > 0 {
-		t.Logf("built the Debian image in %s", built.Round(time.Second))
-	}
-	sshKey := filepath.Join(t.TempDir(), "id_ed25519")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v %s", err, out)
-	}
-	pub, err := os.ReadFile(sshKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	s, img, sshKey, pub := realOSSite(t, "25", []string{"tapL0"})
 	qc := lab.QEMUConfig{MACs: []string{"52:54:00:0e:02:01"}, NetDevs: []string{"tapL0"}, Memory: 1024}
 	b := s.machineWith("vmL", "192.0.2.31", "02:00:00:00:00:31", "6f2c1f1e-0000-4000-8000-0000000000a2", qc, 6<<10)
 	form := s.ipmiParams(b)

@@ -31,46 +31,12 @@ import (
 // from inside and logs in again (it booted its disk); releases it and sees
 // the AUTO address freed.
 func TestDeployDebianNetworkAndStorage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a QEMU machine")
-	}
-	if os.Getenv("ANVIL_REAL_OS") == "" {
-		t.Skip("about 30 minutes under TCG: set ANVIL_REAL_OS=1 to run it")
-	}
-	for _, bin := range []string{"debootstrap", "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, the Debian image build)")
-	}
 	taps := []string{"tapR0", "tapR1", "tapR2"}
-	// MAAS gives a deploy half an hour; under TCG the installed OS can
-	// take ten minutes after the image is written before cloud-init
-	// phones home, so the deploying window (twice this) must be long.
-	s := newSite(t, taps[:2], nil, "--status-timeout", "20m")
-	img, built, err := debimage.BuildCached(context.Background(), os.TempDir(), debimage.Options{})
-	if err != nil {
-		t.Fatalf("Debian image: %v", err)
-	}
-	if built > 0 {
-		t.Logf("built the Debian image in %s", built.Round(time.Second))
-	}
+	s, img, sshKey, pub := realOSSite(t, "30", taps[:2])
 	// The second fabric: its own bridge. VLAN 100 rides br0 tagged, and
 	// the namespace has an address on it.
 	s.ns.Bridge("br1", "198.51.100.1/24", taps[2])
 	s.ns.VLAN("br0", 100, "198.18.100.1/24", "vl100")
-
-	tmp := t.TempDir()
-	sshKey := filepath.Join(tmp, "id_ed25519")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v %s", err, out)
-	}
-	pub, err := os.ReadFile(sshKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	macs := []string{"52:54:00:0e:01:01", "52:54:00:0e:01:02", "52:54:00:0e:01:03"}
 	qc := lab.QEMUConfig{MACs: macs, NetDevs: taps, Memory: 1024, Firmware: "efi"}
@@ -437,4 +403,44 @@ func (g guest) run(host, command string) string {
 		g.s.t.Fatalf("ssh %s %q: %v\n%s", host, command, err, out)
 	}
 	return out
+}
+
+// realOSSite is what the real-OS tests start with: the checks that let
+// them run (ANVIL_REAL_OS set, root, the tools), a site on taps, the
+// cached Debian image, and an SSH key pair for cloud-init's user.
+func realOSSite(t *testing.T, minutes string, taps []string) (s *site, img, sshKey string, pub []byte) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a QEMU machine")
+	}
+	if os.Getenv("ANVIL_REAL_OS") == "" {
+		t.Skipf("about %s minutes under TCG: set ANVIL_REAL_OS=1 to run it", minutes)
+	}
+	for _, bin := range []string{"debootstrap", "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces, the Debian image build)")
+	}
+	// MAAS gives a deploy half an hour; under TCG the installed OS can
+	// take ten minutes after the image is written before cloud-init
+	// phones home, so the deploying window (twice this) must be long.
+	s = newSite(t, taps, nil, "--status-timeout", "20m")
+	img, built, err := debimage.BuildCached(context.Background(), os.TempDir(), debimage.Options{})
+	if err != nil {
+		t.Fatalf("Debian image: %v", err)
+	}
+	if built > 0 {
+		t.Logf("built the Debian image in %s", built.Round(time.Second))
+	}
+	sshKey = filepath.Join(t.TempDir(), "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	if pub, err = os.ReadFile(sshKey + ".pub"); err != nil {
+		t.Fatal(err)
+	}
+	return s, img, sshKey, pub
 }
