@@ -80,6 +80,7 @@ func (s *Server) routes() {
 	s.handle(resource{name: "NodeHandler", path: "nodes/{system_id}/", routes: s.nodeRoutes()})
 	s.handle(resource{name: "NodeScriptResultsHandler", path: "nodes/{system_id}/results/", notFound: "Node", routes: s.resultsRoutes()})
 	s.handle(resource{name: "NodeScriptResultHandler", path: "nodes/{system_id}/results/{id}/", notFound: "Node", routes: s.resultRoutes()})
+	s.handle(resource{name: "NodeResultsHandler", path: "commissioning-results/", aliases: []string{"installation-results/"}, routes: s.nodeResultsRoutes()})
 	s.storageResources()
 	s.handle(resource{name: "InterfacesHandler", path: "nodes/{system_id}/interfaces/", notFound: "Node", routes: s.interfacesRoutes()})
 	s.handle(resource{name: "InterfaceHandler", path: "nodes/{system_id}/interfaces/{id}/", routes: s.interfaceRoutes()})
