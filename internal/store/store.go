@@ -509,6 +509,7 @@ type Store interface {
 	DeleteIPRange(ctx context.Context, id int64) error
 	NetworkStore
 	InterfaceStore
+	DeviceStore
 
 	// Discoveries: NoteDiscovery records a sighting of a MAC (the address
 	// it was seen with, and when). ListDiscoveries lists those of MACs no

@@ -297,7 +297,7 @@ func (s *Store) ExpiredMachines(ctx context.Context, now time.Time) ([]string, e
 // CountMachines returns the number of machines.
 func (s *Store) CountMachines(ctx context.Context) (int, error) {
 	var n int
-	if err := s.conn(s.read).queryRow(ctx, `SELECT COUNT(*) FROM machines`).Scan(&n); err != nil {
+	if err := s.conn(s.read).queryRow(ctx, `SELECT COUNT(*) FROM machines WHERE node_type = 0`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count machines: %w", err)
 	}
 	return n, nil
