@@ -175,3 +175,22 @@ func (e *ifaceEdit) deviceDefaults(form url.Values, i *network.Interface) {
 		}
 	}
 }
+
+// pickStatic says whether l is a device's STATIC link given no address,
+// for which MAAS picks one from the subnet: it is checked as AUTO (l's
+// mode changes) and stored as STATIC once the allocator has chosen.
+func (e *ifaceEdit) pickStatic(l *network.Link) bool {
+	if e.dev == nil || l.Mode != network.LinkStatic || l.IP.IsValid() {
+		return false
+	}
+	l.Mode = network.LinkAuto
+	return true
+}
+
+// stickyIf makes a the STATIC (sticky) row of a picked address.
+func stickyIf(pick bool, a store.IPAddress) store.IPAddress {
+	if pick {
+		a.AllocType, a.IP = store.AllocSticky, ""
+	}
+	return a
+}

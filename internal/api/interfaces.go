@@ -374,6 +374,7 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 	if len(fe) > 0 {
 		return fe
 	}
+	pick := e.pickStatic(&lr.link)
 	old := slices.Clone(i.Links)
 	if fe := applyLink(e.n, &i, lr); len(fe) > 0 {
 		return fe
@@ -398,7 +399,7 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 			}
 		}
 	}
-	a, err := s.store.CreateIPAddress(r.Context(), storeLink(i.ID, lr.link, r.who.user.Name))
+	a, err := s.store.CreateIPAddress(r.Context(), stickyIf(pick, storeLink(i.ID, lr.link, r.who.user.Name)))
 	if err != nil {
 		var ce *store.ConflictError
 		if errors.As(err, &ce) || errors.Is(err, store.ErrConflict) {
