@@ -202,6 +202,38 @@ func TestNetworkModelMigration(t *testing.T) {
 	storetest.CheckNetworkMigration(t, openAt(t, u))
 }
 
+// TestDeviceMigration: a database at migration 00024 keeps its machines
+// as machines through 00025, and through its down migration.
+func TestDeviceMigration(t *testing.T) {
+	u := freshSchema(t)
+	db, err := sql.Open("pgx", u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sub, _ := fs.Sub(migrations, "migrations")
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), 24); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range storetest.DeviceMigrationSeed("now()", "TRUE") {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if _, err := p.UpTo(t.Context(), 25); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), 24); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	storetest.CheckDeviceMigration(t, openAt(t, u))
+}
+
 // TestAllocateTwoRegions: two regions on one database allocate AUTO
 // addresses from one subnet at once; the unique index on ip keeps every
 // address to one row. ANVIL_ALLOCATIONS sets how many in all (400 by
