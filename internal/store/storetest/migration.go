@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"database/sql"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -83,5 +86,29 @@ func CheckDeviceMigration(t *testing.T, s store.Store) {
 	d := store.Device{Hostname: "c1", Owner: "bob", Parent: "def"}
 	if err := s.CreateDevice(ctx, &d, []string{"52:54:00:00:00:03"}); err != nil || d.ParentOwner != "alice" {
 		t.Fatalf("device of a migrated machine: %+v %v", d, err)
+	}
+}
+
+// Seed brings db to migration at with p, runs seed there and, with
+// through set, migrates up to through and back down to at: a migration
+// test then opens the store, which migrates up to the latest.
+func Seed(t *testing.T, db *sql.DB, p *goose.Provider, at, through int64, seed []string) {
+	t.Helper()
+	if _, err := p.UpTo(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range seed {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if through == 0 {
+		return
+	}
+	if _, err := p.UpTo(t.Context(), through); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), at); err != nil {
+		t.Fatal(err)
 	}
 }
