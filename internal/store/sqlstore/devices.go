@@ -88,17 +88,10 @@ func loadDevices(ctx context.Context, c conn, f store.DeviceFilter) ([]store.Dev
 	if err != nil {
 		return nil, fmt.Errorf("query device interfaces: %w", err)
 	}
-	err = eachRow(ctx, c, `SELECT mt.machine_id, t.name FROM machine_tags mt JOIN tags t ON t.id = mt.tag_id
-		WHERE mt.machine_id IN `+set+` ORDER BY t.name`, w.args, func(r *sql.Rows) error {
-		var mid int64
-		var name string
-		if err := r.Scan(&mid, &name); err != nil {
-			return err
-		}
+	err = eachNodeTag(ctx, c, set, w.args, func(mid int64, name string) {
 		if k, ok := index[mid]; ok {
 			out[k].Tags = append(out[k].Tags, name)
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("query device tags: %w", err)
