@@ -202,7 +202,13 @@ func TestDevicesAPI(t *testing.T) {
 		// details answers BSON; restore_* is for administrators.
 		e.answer(http.StatusOK, "GET", "devices/"+c1.SystemID+"/?op=details", e.user, nil)
 		e.answer(http.StatusForbidden, "POST", "devices/"+c1.SystemID+"/?op=restore_networking_configuration", e.user, nil)
-		e.answer(http.StatusOK, "POST", "devices/"+c1.SystemID+"/?op=restore_default_configuration", e.admin, nil)
+		var restored apiDevice
+		e.must(http.StatusOK, "POST", "devices/"+c1.SystemID+"/?op=restore_default_configuration", e.admin, nil, &restored)
+		// No subnet on the VLAN: the first interface asks DHCP, the other is up.
+		if len(restored.Interfaces) != 2 || len(restored.Interfaces[0].Links) != 1 || restored.Interfaces[0].Links[0].Mode != "dhcp" ||
+			len(restored.Interfaces[1].Links) != 1 || restored.Interfaces[1].Links[0].Mode != "link_up" {
+			t.Fatalf("restored links: %+v", restored.Interfaces)
+		}
 
 		// Delete: gone, and its MACs free for another node.
 		e.answer(http.StatusNoContent, "DELETE", "devices/"+c1.SystemID+"/", e.user, nil)
@@ -369,6 +375,14 @@ func TestDeviceInterfaces(t *testing.T) {
 		e.must(http.StatusOK, "POST", base+eth0+"/?op=link_subnet", e.user, url.Values{"mode": {"AUTO"}, "subnet": {fmt.Sprint(sn.ID)}}, &i0)
 		if i0.Links[0].IPAddress != "192.0.2.10" {
 			t.Fatalf("relinked %+v", i0)
+		}
+		// Restoring the network links the first interface AUTO on its VLAN's
+		// subnet, allocated at once.
+		var restored apiDevice
+		e.must(http.StatusOK, "POST", "devices/"+d.SystemID+"/?op=restore_networking_configuration", e.admin, nil, &restored)
+		if len(restored.Interfaces) != 1 || len(restored.Interfaces[0].Links) != 1 || restored.Interfaces[0].Links[0].Mode != "auto" ||
+			restored.Interfaces[0].Links[0].IPAddress != "192.0.2.10" {
+			t.Fatalf("restored: %+v", restored.Interfaces)
 		}
 		e.answer(http.StatusNoContent, "DELETE", "devices/"+d.SystemID+"/", e.user, nil)
 		if l := listed(); slices.Contains(l, "192.0.2.10") {
