@@ -20,6 +20,18 @@ var deviceSchema = schema{
 	"node_type_name": str, "workload_annotations": object, "resource_uri": str,
 }
 
+// checkDeviceFields checks a device against deviceSchema both ways: every
+// field of MAAS's, of its kind, and none MAAS lacks.
+func checkDeviceFields(t *testing.T, what string, obj map[string]any) {
+	t.Helper()
+	checkFields(t, what, obj, deviceSchema)
+	for f := range obj {
+		if _, ok := deviceSchema[f]; !ok {
+			t.Errorf("%s: field %q is not one of MAAS's", what, f)
+		}
+	}
+}
+
 // userKey makes a non-admin user and returns its API key.
 func (e *env) userKey(name string) string {
 	e.t.Helper()
@@ -95,7 +107,7 @@ func TestDevicesAPI(t *testing.T) {
 			"hostname": {"lxd-1"}, "mac_addresses": {"52:54:00:00:e1:10", "52-54-00-00-E1-11"},
 			"parent": {parent}, "description": {"a container"}, "zone": {"rack9"},
 		}))
-		checkFields(t, "created device", made, deviceSchema)
+		checkDeviceFields(t, "created device", made)
 		b, _ := json.Marshal(made)
 		_ = json.Unmarshal(b, &c1)
 		if c1.NodeType != 1 || c1.NodeTypeName != "Device" || c1.Parent == nil || *c1.Parent != parent ||
@@ -108,9 +120,12 @@ func TestDevicesAPI(t *testing.T) {
 		for _, i := range made["interface_set"].([]any) {
 			checkFields(t, "device interface", i.(map[string]any), interfaceSchema)
 		}
-		checkFields(t, "device", decodeObject(t, e.answer(http.StatusOK, "GET", "devices/"+c1.SystemID+"/", e.user, nil)), deviceSchema)
+		checkDeviceFields(t, "device", decodeObject(t, e.answer(http.StatusOK, "GET", "devices/"+c1.SystemID+"/", e.user, nil)))
 		// nodes/ reads a device as a device.
-		checkFields(t, "node", decodeObject(t, e.answer(http.StatusOK, "GET", "nodes/"+c1.SystemID+"/", e.user, nil)), deviceSchema)
+		checkDeviceFields(t, "node", decodeObject(t, e.answer(http.StatusOK, "GET", "nodes/"+c1.SystemID+"/", e.user, nil)))
+		for _, d := range decodeList(t, e.answer(http.StatusOK, "GET", "devices/", e.user, nil)) {
+			checkDeviceFields(t, "listed device", d)
+		}
 
 		// bob's own device, without a parent; a hostname given is lower-cased.
 		var c2 apiDevice
