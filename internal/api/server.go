@@ -84,6 +84,8 @@ func (s *Server) routes() {
 	s.storageResources()
 	s.handle(resource{name: "InterfacesHandler", path: "nodes/{system_id}/interfaces/", notFound: "Node", routes: s.interfacesRoutes()})
 	s.handle(resource{name: "InterfaceHandler", path: "nodes/{system_id}/interfaces/{id}/", routes: s.interfaceRoutes()})
+	s.handle(resource{name: "DevicesHandler", path: "devices/", routes: s.devicesRoutes()})
+	s.handle(resource{name: "DeviceHandler", path: "devices/{system_id}/", routes: s.deviceRoutes()})
 	s.handle(resource{name: "MachinesHandler", anon: "AnonMachinesHandler", path: "machines/", routes: s.machinesRoutes()})
 	s.handle(resource{name: "MachineHandler", path: "machines/{system_id}/", routes: s.machineRoutes()})
 	s.handle(resource{name: "ZonesHandler", path: "zones/", routes: s.zonesRoutes()})

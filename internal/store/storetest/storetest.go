@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FabricsVLANsSpaces", testFabricsVLANsSpaces},
 		{"StaticRoutes", testStaticRoutes},
 		{"InterfacesAndLinks", testInterfacesAndLinks},
+		{"Devices", testDevices},
 		{"AllocateConcurrent", testAllocateConcurrent},
 		{"Discoveries", testDiscoveries},
 		{"Sightings", testSightings},
