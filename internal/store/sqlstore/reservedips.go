@@ -60,17 +60,18 @@ func (s *Store) CreateReservedIP(ctx context.Context, r store.ReservedIP) (store
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		err = q.queryRow(ctx, `INSERT INTO reserved_ips (subnet_id, ip, mac, comment, created, updated) VALUES (?, ?, ?, ?, ?, ?)
+		return q.queryRow(ctx, `INSERT INTO reserved_ips (subnet_id, ip, mac, comment, created, updated) VALUES (?, ?, ?, ?, ?, ?)
 			RETURNING id`, r.SubnetID, r.IP, r.MAC, r.Comment, s.tv(r.Created), s.tv(r.Updated)).Scan(&r.ID)
-		if s.d.IsUniqueViolation(err) {
-			var held string
-			if q.queryRow(ctx, `SELECT mac FROM reserved_ips WHERE ip = ?`, r.IP).Scan(&held) == nil {
-				return &store.ConflictError{What: "reserved ip " + r.IP, Holder: held}
-			}
-			return &store.ConflictError{What: "mac_address " + r.MAC}
-		}
-		return err
 	})
+	if s.d.IsUniqueViolation(err) {
+		// Which one, read after the transaction: PostgreSQL's is aborted.
+		var held string
+		if s.conn(s.read).queryRow(ctx, `SELECT mac FROM reserved_ips WHERE ip = ?`, r.IP).Scan(&held) == nil {
+			err = &store.ConflictError{What: "reserved ip " + r.IP, Holder: held}
+		} else {
+			err = &store.ConflictError{What: "mac_address " + r.MAC}
+		}
+	}
 	if err != nil {
 		return r, fmt.Errorf("reserve %s for %s: %w", r.IP, r.MAC, err)
 	}
