@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/session"
@@ -46,6 +47,9 @@ type Options struct {
 	// loaders and ephemeral environment the pages check; empty when the
 	// process runs no rack.
 	BootDir string
+	// DNS is what the racks' DNS serves, for the DNS page; nil leaves the
+	// page without machines' names and lookups.
+	DNS func(context.Context) (dns.Data, error)
 }
 
 // Server serves the pages.

@@ -1,0 +1,28 @@
+package api
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/anvilmetal/anvil/internal/dns"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// DNSData is what the racks' DNS serves now, built the way the rack
+// stream builds it but from every machine at once: the web pages list
+// and look up names from it without asking a DNS server.
+func (s *Server) DNSData(ctx context.Context) (dns.Data, error) {
+	ms, err := s.store.ListMachines(ctx, store.MachineFilter{})
+	if err != nil {
+		return dns.Data{}, fmt.Errorf("dns data: machines: %w", err)
+	}
+	feed := newDNSFeed()
+	for i := range ms {
+		feed.note(&ms[i])
+	}
+	d, err := s.dnsData(ctx, feed)
+	if err != nil {
+		return dns.Data{}, fmt.Errorf("dns data: %w", err)
+	}
+	return d, nil
+}
