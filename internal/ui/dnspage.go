@@ -57,8 +57,9 @@ type dnsData struct {
 	Lookup      *lookup
 }
 
-// recordTypes are what dnsresourcerecords/ stores.
-var recordTypes = []string{"A", "AAAA", "CNAME", "MX", "NS", "SRV", "SSHFP", "TXT"}
+// recordTypes are what dnsresourcerecords/ stores; addresses (A, AAAA)
+// go to dnsresources/.
+var recordTypes = []string{"CNAME", "MX", "NS", "SRV", "SSHFP", "TXT"}
 
 var lookupTypes = []string{"A", "AAAA", "CNAME", "MX", "NS", "PTR", "SOA", "SRV", "SSHFP", "TXT", "ANY"}
 
