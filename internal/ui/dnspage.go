@@ -50,12 +50,18 @@ type dnsData struct {
 	Domains []domainRow
 	Domain  domainRow // the one whose records are listed
 	Records []rrRow
+	// MoreRecords is how many served records are not listed.
+	MoreRecords int
 	Added   []addedRecord
 	Types   []string // what an admin may add
 	// LookupTypes are what the lookup box asks for.
 	LookupTypes []string
 	Lookup      *lookup
 }
+
+// servedShown bounds the served records listed: a domain of thousands
+// of machines is answered by the lookup box, not read as a page.
+const servedShown = 500
 
 // recordTypes are what dnsresourcerecords/ stores; addresses (A, AAAA)
 // go to dnsresources/.
@@ -119,7 +125,11 @@ func (s *Server) dnsPage(w http.ResponseWriter, r *http.Request, v *view) (strin
 	slices.SortFunc(d.Domains, func(a, b domainRow) int { return cmp.Compare(a.Name, b.Name) })
 	if z := zones.Find(d.Domain.Name); z != nil && z.Name == mdns.CanonicalName(d.Domain.Name) {
 		all := z.Transfer()
-		for _, rr := range all[:len(all)-1] { // the transfer ends with the SOA again
+		all = all[:len(all)-1] // the transfer ends with the SOA again
+		if len(all) > servedShown {
+			d.MoreRecords, all = len(all)-servedShown, all[:servedShown]
+		}
+		for _, rr := range all {
 			d.Records = append(d.Records, rrRowOf(rr))
 		}
 	}

@@ -53,13 +53,18 @@ func storageOf(c *storage.Config) machineStorage {
 		return d
 	}
 	parts := map[string][2]int{} // partition name → disk id, partition id
+	kinds := map[string]storage.PartitionType{}
 	for _, t := range c.Tables {
 		for _, p := range t.Partitions {
 			parts[storage.PartitionName(t.Disk, p.Number)] = [2]int{c.BlockID(t.Disk), p.ID}
+			kinds[storage.PartitionName(t.Disk, p.Number)] = p.Type
 		}
 	}
 	for name, dev := range devs {
 		row := storageRow{Name: name, Kind: dev.Kind, Size: dev.Size, Parents: dev.Parents, Use: use(*c, name)}
+		if k := kinds[name]; k != storage.PartData && row.Use == "unused" {
+			row.Use = string(k) // GRUB's or the firmware's, not free
+		}
 		if p, ok := parts[name]; ok {
 			row.Path = fmt.Sprintf("blockdevices/%d/partition/%d", p[0], p[1])
 			row.PartitionOf, row.PartitionID = fmt.Sprintf("blockdevices/%d", p[0]), p[1]
