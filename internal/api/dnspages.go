@@ -9,10 +9,11 @@ import (
 )
 
 // DNSData is what the racks' DNS serves now, built the way the rack
-// stream builds it but from every machine at once: the web pages list
-// and look up names from it without asking a DNS server.
+// stream builds it but from the store at once (only machines in a status
+// that publishes their names are read): the web pages list and look up
+// names from it without asking a DNS server.
 func (s *Server) DNSData(ctx context.Context) (dns.Data, error) {
-	ms, err := s.store.ListMachines(ctx, store.MachineFilter{})
+	ms, err := s.store.ListMachines(ctx, store.MachineFilter{Statuses: publishing})
 	if err != nil {
 		return dns.Data{}, fmt.Errorf("dns data: machines: %w", err)
 	}
