@@ -66,6 +66,19 @@ func TestMachineSectionsInBrowser(t *testing.T) {
 	b.WaitText(t, "#storage-layout", "lvm", 15*time.Second)
 	b.WaitText(t, "#storage-vgs", "vgroot", 5*time.Second)
 	b.WaitText(t, "#storage-devices", "ext4 at /", 5*time.Second)
+	// A custom edit on the second disk: a partition, formatted, mounted.
+	b.Run(t, chromedp.Click(css("#storage-edit summary")), chromedp.SetValue(css(`#add-partition select[data-path="disk"]`), optionValue(t, b, "#add-partition select", "sdb")),
+		chromedp.SendKeys(css(`#add-partition input[name="size"]`), "5G"), chromedp.Click(css("#add-partition button")))
+	b.WaitText(t, "#storage-devices", "sdb-part1", 15*time.Second)
+	b.Run(t, chromedp.Click(css("#storage-edit summary")), chromedp.SetValue(css("#format-device select[data-path]"), optionValue(t, b, "#format-device select[data-path]", "sdb-part1")),
+		chromedp.SetValue(css(`#format-device select[name="fstype"]`), "xfs"), chromedp.Click(css("#format-device button")))
+	b.WaitText(t, "#storage-devices", "xfs, not mounted", 15*time.Second)
+	// A mount point that is no absolute path is refused in the API's words.
+	b.Run(t, chromedp.Click(css("#storage-edit summary")), chromedp.SetValue(css("#mount-device select[data-path]"), optionValue(t, b, "#mount-device select[data-path]", "sdb-part1")),
+		chromedp.SendKeys(css(`#mount-device input[name="mount_point"]`), "srv"), chromedp.Click(css("#mount-device button")))
+	b.WaitText(t, "#mount-device .field-error", "srv", 15*time.Second)
+	b.Run(t, chromedp.SetValue(css(`#mount-device input[name="mount_point"]`), "/srv"), chromedp.Click(css("#mount-device button")))
+	b.WaitText(t, "#storage-devices", "xfs at /srv", 15*time.Second)
 	b.Screenshot(t, "machine-storage")
 
 	// A script result, opened from the machine page.
@@ -92,4 +105,15 @@ func TestMachineSectionsInBrowser(t *testing.T) {
 	b.WaitText(t, "#dns-answer", "NOERROR", 15*time.Second)
 	b.WaitText(t, "#dns-answer", "192.0.2.77", 5*time.Second)
 	b.Screenshot(t, "dns")
+}
+
+// optionValue is the value of the option of the select at sel whose text
+// is text.
+func optionValue(t *testing.T, b *browser.Browser, sel, text string) string {
+	t.Helper()
+	v := browser.Get(t, b, chromedp.Evaluate[string](fmt.Sprintf(`[...document.querySelector(%q).options].find(o => o.text === %q)?.value ?? ""`, sel, text)))
+	if v == "" {
+		t.Fatalf("%s offers no %s", sel, text)
+	}
+	return v
 }
