@@ -32,9 +32,10 @@ type rrRow struct {
 // address of a resource from dnsresources/), which an admin may delete.
 type addedRecord struct {
 	Name, Type, Data string
-	// API is what deletes it: "dnsresourcerecords/ID/" or
-	// "dnsresources/ID/".
-	API string
+	// API is what deletes it: "dnsresourcerecords/ID/", or for an
+	// address "dnsresources/ID/", which deletes the name with all its
+	// records, as MAAS does; Confirm says so.
+	API, Confirm string
 }
 
 // lookup is the lookup box's answer.
@@ -143,11 +144,13 @@ func (s *Server) dnsPage(w http.ResponseWriter, r *http.Request, v *view) (strin
 			if a, err := netip.ParseAddr(ip); err == nil && a.Is6() {
 				t = "AAAA"
 			}
-			d.Added = append(d.Added, addedRecord{Name: name, Type: t, Data: ip, API: fmt.Sprintf("dnsresources/%d/", rs.ID)})
+			d.Added = append(d.Added, addedRecord{Name: name, Type: t, Data: ip, API: fmt.Sprintf("dnsresources/%d/", rs.ID),
+				Confirm: fmt.Sprintf("Delete the name %s with all its addresses and records?", name)})
 		}
 		for _, x := range data {
 			if x.ResourceID == rs.ID {
-				d.Added = append(d.Added, addedRecord{Name: name, Type: x.Type, Data: x.Data, API: fmt.Sprintf("dnsresourcerecords/%d/", x.ID)})
+				d.Added = append(d.Added, addedRecord{Name: name, Type: x.Type, Data: x.Data, API: fmt.Sprintf("dnsresourcerecords/%d/", x.ID),
+					Confirm: fmt.Sprintf("Delete %s %s %s?", name, x.Type, x.Data)})
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -293,6 +294,16 @@ func TestDNSPage(t *testing.T) {
 	mustContain(t, page, "www.maas.", "dns-1.maas.")
 	mustLack(t, page, `id="add-record"`, `data-api="DELETE`)
 	s.mustDo(bob, "POST", "/MAAS/api/2.0/dnsresourcerecords/", url.Values{"name": {"x"}, "domain": {"maas"}, "rrtype": {"TXT"}, "rrdata": {"hi"}}, bobCSRF, http.StatusForbidden)
+
+	// The delete button's path is the record's: after it, the name is gone.
+	del := regexp.MustCompile(`data-api="DELETE (dnsresourcerecords/\d+/)"`).FindStringSubmatch(s.page(c, "/MAAS/dns"))
+	if del == nil {
+		t.Fatal("no delete button for the CNAME")
+	}
+	s.mustDo(bob, "DELETE", "/MAAS/api/2.0/"+del[1], nil, bobCSRF, http.StatusForbidden)
+	s.mustDo(c, "DELETE", "/MAAS/api/2.0/"+del[1], nil, csrf, http.StatusNoContent)
+	mustLack(t, s.page(c, "/MAAS/dns"), "www.maas.")
+	mustContain(t, s.page(c, "/MAAS/dns?q=www.maas&type=A"), "NXDOMAIN")
 }
 
 // Script results appear on the machine page with their status and
