@@ -1,7 +1,6 @@
 package ui_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -19,26 +18,10 @@ import (
 // applied after the page asks, a DNS record added and looked up, and a
 // script result opened from the machine page.
 func TestMachineSectionsInBrowser(t *testing.T) {
-	s := start(t)
-	c := newClient(t)
-	_, csrf := s.login(c, "ada", adaPass)
-	id := s.readyMachine(c, csrf, "web-9", 9)
-	ctx := context.Background()
-	t0 := time.Now().Add(-time.Minute).UTC()
-	set, err := s.srv.Store.CreateScriptSet(ctx, store.ScriptSet{SystemID: id, ResultType: scripts.Commissioning, Created: t0,
-		Results: []store.ScriptResult{{Name: "00-maas-01-lshw", HardwareType: scripts.Node}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rid := set.Results[0].ID
+	s, _, _, id := asAda(t, "web-9", 9)
 	zero := 0
-	if _, err := s.srv.Store.UpdateScriptResult(ctx, id, rid, func(r *store.ScriptResult) error {
-		r.Status, r.ExitStatus, r.Started, r.Ended = scripts.Passed, &zero, t0, t0.Add(2*time.Second)
-		r.Output = []byte("<list><node id=\"web-9\" class=\"system\"/></list>\n")
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rid := s.scriptResult(id, scripts.Commissioning, store.ScriptResult{Name: "00-maas-01-lshw", HardwareType: scripts.Node,
+		Status: scripts.Passed, ExitStatus: &zero, Output: []byte("<list><node id=\"web-9\" class=\"system\"/></list>\n")}, 2*time.Second)
 
 	b := browser.New(t, browser.AllowConsoleErrors("status of 400 (Bad Request)"))
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }

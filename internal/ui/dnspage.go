@@ -53,8 +53,8 @@ type dnsData struct {
 	Records []rrRow
 	// MoreRecords is how many served records are not listed.
 	MoreRecords int
-	Added   []addedRecord
-	Types   []string // what an admin may add
+	Added       []addedRecord
+	Types       []string // what an admin may add
 	// LookupTypes are what the lookup box asks for.
 	LookupTypes []string
 	Lookup      *lookup

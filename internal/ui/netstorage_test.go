@@ -57,6 +57,47 @@ func (s *site) readyMachine(c *http.Client, csrf, hostname string, mac byte) str
 	return m.SystemID
 }
 
+// asAda starts a site and logs ada in, with a Ready machine of two NICs
+// and two disks named hostname (MACs 52:54:00:bb:mac:0x).
+func asAda(t *testing.T, hostname string, mac byte) (s *site, c *http.Client, csrf, id string) {
+	s = start(t)
+	c = newClient(t)
+	_, csrf = s.login(c, "ada", adaPass)
+	return s, c, csrf, s.readyMachine(c, csrf, hostname, mac)
+}
+
+// asBob adds the non-admin bob and logs him in.
+func (s *site) asBob() (*http.Client, string) {
+	s.t.Helper()
+	if err := serve.SetPassword(context.Background(), s.data, "", "bob", "Bobs-password-1", false); err != nil {
+		s.t.Fatal(err)
+	}
+	bob := newClient(s.t)
+	_, csrf := s.login(bob, "bob", "Bobs-password-1")
+	return bob, csrf
+}
+
+// scriptResult stores a run of one script on machine id as the
+// environment reports it: started, ended after took, with its output.
+func (s *site) scriptResult(id string, typ scripts.Type, r store.ScriptResult, took time.Duration) int64 {
+	s.t.Helper()
+	ctx := context.Background()
+	t0 := time.Now().Add(-time.Minute).UTC()
+	set, err := s.srv.Store.CreateScriptSet(ctx, store.ScriptSet{SystemID: id, ResultType: typ, Created: t0,
+		Results: []store.ScriptResult{{Name: r.Name, HardwareType: r.HardwareType, Instance: r.Instance}}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	rid := set.Results[0].ID
+	if _, err := s.srv.Store.UpdateScriptResult(ctx, id, rid, func(x *store.ScriptResult) error {
+		x.Status, x.ExitStatus, x.Output, x.Started, x.Ended = r.Status, r.ExitStatus, r.Output, t0, t0.Add(took)
+		return nil
+	}); err != nil {
+		s.t.Fatal(err)
+	}
+	return rid
+}
+
 func (s *site) mustDo(c *http.Client, method, path string, form url.Values, csrf string, want int) string {
 	s.t.Helper()
 	code, _, body := s.do(c, method, path, form, map[string]string{"X-CSRFToken": csrf})
@@ -114,10 +155,7 @@ func (s *site) ifaceIDs(c *http.Client, id string) map[string]int {
 // changed (a bond of the two NICs, a subnet link) and offers its forms to
 // admins only; the API's refusals are the ones its forms show.
 func TestMachineNetworkSection(t *testing.T) {
-	s := start(t)
-	c := newClient(t)
-	_, csrf := s.login(c, "ada", adaPass)
-	id := s.readyMachine(c, csrf, "net-1", 1)
+	s, c, csrf, id := asAda(t, "net-1", 1)
 	page := s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="net-interfaces"`, "52:54:00:bb:01:02", `id="create-bond"`, `name="parents"`, "fabric-0.untagged")
 
@@ -151,11 +189,7 @@ func TestMachineNetworkSection(t *testing.T) {
 
 	// A non-admin sees the network and the machine's interfaces, but no
 	// forms, and the API refuses it the change.
-	if err := serve.SetPassword(context.Background(), s.data, "", "bob", "Bobs-password-1", false); err != nil {
-		t.Fatal(err)
-	}
-	bob := newClient(t)
-	_, bobCSRF := s.login(bob, "bob", "Bobs-password-1")
+	bob, bobCSRF := s.asBob()
 	page = s.page(bob, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="iface-bond0"`)
 	mustLack(t, page, `id="create-bond"`, ">Unlink<", `id="apply-layout"`)
@@ -166,10 +200,7 @@ func TestMachineNetworkSection(t *testing.T) {
 // The storage section shows the layout the API applied and the custom
 // edits made through the same paths its forms use.
 func TestMachineStorageSection(t *testing.T) {
-	s := start(t)
-	c := newClient(t)
-	_, csrf := s.login(c, "ada", adaPass)
-	id := s.readyMachine(c, csrf, "disk-1", 2)
+	s, c, csrf, id := asAda(t, "disk-1", 2)
 	page := s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="storage-devices"`, "sda", "40.0 GiB", "unused", `id="apply-layout"`, `data-api="POST nodes/`+id+`/blockdevices/{disk}/partitions/"`)
 
@@ -242,10 +273,7 @@ func (s *site) partitions(c *http.Client, id string, dev int) []int {
 // machine's name included) and the records people added, and answers a
 // name from the same zones.
 func TestDNSPage(t *testing.T) {
-	s := start(t)
-	c := newClient(t)
-	_, csrf := s.login(c, "ada", adaPass)
-	id := s.readyMachine(c, csrf, "dns-1", 3)
+	s, c, csrf, id := asAda(t, "dns-1", 3)
 	// The machine is deployed and was seen with an address: the racks
 	// name it.
 	ctx := context.Background()
@@ -285,11 +313,7 @@ func TestDNSPage(t *testing.T) {
 	}
 
 	// A non-admin reads it all but gets no forms; the API refuses it.
-	if err := serve.SetPassword(ctx, s.data, "", "bob", "Bobs-password-1", false); err != nil {
-		t.Fatal(err)
-	}
-	bob := newClient(t)
-	_, bobCSRF := s.login(bob, "bob", "Bobs-password-1")
+	bob, bobCSRF := s.asBob()
 	page = s.page(bob, "/MAAS/dns?q=www.maas&type=CNAME")
 	mustContain(t, page, "www.maas.", "dns-1.maas.")
 	mustLack(t, page, `id="add-record"`, `data-api="DELETE`)
@@ -311,29 +335,11 @@ func TestDNSPage(t *testing.T) {
 // scripts and offers an upload to admins. The rescue button is the
 // lifecycle's.
 func TestScriptsAndResults(t *testing.T) {
-	s := start(t)
-	c := newClient(t)
-	_, csrf := s.login(c, "ada", adaPass)
-	id := s.readyMachine(c, csrf, "tests-1", 4)
+	s, c, csrf, id := asAda(t, "tests-1", 4)
 	ctx := context.Background()
-	t0 := time.Now().Add(-time.Minute).UTC()
 	exit := 1
-	set, err := s.srv.Store.CreateScriptSet(ctx, store.ScriptSet{SystemID: id, ResultType: scripts.Testing, Created: t0, Results: []store.ScriptResult{
-		{Name: "smartctl-validate", HardwareType: scripts.Storage, Instance: "sda", Status: scripts.Failed, ExitStatus: &exit,
-			Output: []byte("SMART overall-health self-assessment test result: FAILED <b>\n"), Started: t0, Ended: t0.Add(1500 * time.Millisecond)},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rid := set.Results[0].ID
-	// What the environment reports when the script ends.
-	if _, err := s.srv.Store.UpdateScriptResult(ctx, id, rid, func(r *store.ScriptResult) error {
-		r.Status, r.ExitStatus, r.Started, r.Ended = scripts.Failed, &exit, t0, t0.Add(1500*time.Millisecond)
-		r.Output = []byte("SMART overall-health self-assessment test result: FAILED <b>\n")
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	rid := s.scriptResult(id, scripts.Testing, store.ScriptResult{Name: "smartctl-validate", HardwareType: scripts.Storage, Instance: "sda",
+		Status: scripts.Failed, ExitStatus: &exit, Output: []byte("SMART overall-health self-assessment test result: FAILED <b>\n")}, 1500*time.Millisecond)
 	page := s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="results"`, "testing", fmt.Sprintf(`href="/MAAS/machine/%s/results/%d"`, id, rid), "smartctl-validate", "sda", "Failed", "1.5s")
 	page = s.page(c, fmt.Sprintf("/MAAS/machine/%s/results/%d", id, rid))
@@ -366,17 +372,13 @@ func TestScriptsAndResults(t *testing.T) {
 
 	// A non-admin sees a machine another user holds nowhere: not its
 	// results either. It sees the scripts without the upload.
-	if err := serve.SetPassword(ctx, s.data, "", "bob", "Bobs-password-1", false); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.srv.Store.UpdateMachine(ctx, id, func(m *machine.Machine) ([]machine.Event, error) {
 		m.Owner = "ada"
 		return nil, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	bob := newClient(t)
-	_, bobCSRF := s.login(bob, "bob", "Bobs-password-1")
+	bob, bobCSRF := s.asBob()
 	if code, _, _ := s.do(bob, "GET", fmt.Sprintf("/MAAS/machine/%s/results/%d", id, rid), nil, nil); code != http.StatusNotFound {
 		t.Fatalf("bob reads ada's machine's result: %d", code)
 	}
