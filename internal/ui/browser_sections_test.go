@@ -18,7 +18,8 @@ import (
 // applied after the page asks, a DNS record added and looked up, and a
 // script result opened from the machine page.
 func TestMachineSectionsInBrowser(t *testing.T) {
-	s, _, _, id := asAda(t, "web-9", 9)
+	s := start(t)
+	_, _, id := s.asAda("web-9", 9)
 	zero := 0
 	rid := s.scriptResult(id, scripts.Commissioning, store.ScriptResult{Name: "00-maas-01-lshw", HardwareType: scripts.Node,
 		Status: scripts.Passed, ExitStatus: &zero, Output: []byte("<list><node id=\"web-9\" class=\"system\"/></list>\n")}, 2*time.Second)

@@ -57,19 +57,18 @@ func (s *site) readyMachine(c *http.Client, csrf, hostname string, mac byte) str
 	return m.SystemID
 }
 
-// asAda starts a site and logs ada in, with a Ready machine of two NICs
-// and two disks named hostname (MACs 52:54:00:bb:mac:0x).
-func asAda(t *testing.T, hostname string, mac byte) (s *site, c *http.Client, csrf, id string) {
-	s = start(t)
-	c = newClient(t)
+// asAda logs ada in and adds a Ready machine of two NICs and two disks
+// named hostname (MACs 52:54:00:bb:mac:0x).
+func (s *site) asAda(hostname string, mac byte) (c *http.Client, csrf, id string) {
+	c = newClient(s.t)
 	_, csrf = s.login(c, "ada", adaPass)
-	return s, c, csrf, s.readyMachine(c, csrf, hostname, mac)
+	return c, csrf, s.readyMachine(c, csrf, hostname, mac)
 }
 
 // asBob adds the non-admin bob and logs him in.
 func (s *site) asBob() (*http.Client, string) {
 	s.t.Helper()
-	if err := serve.SetPassword(context.Background(), s.data, "", "bob", "Bobs-password-1", false); err != nil {
+	if err := serve.SetPassword(context.Background(), s.data, s.db, "bob", "Bobs-password-1", false); err != nil {
 		s.t.Fatal(err)
 	}
 	bob := newClient(s.t)
@@ -154,8 +153,10 @@ func (s *site) ifaceIDs(c *http.Client, id string) map[string]int {
 // The machine page's network section shows what the interfaces API
 // changed (a bond of the two NICs, a subnet link) and offers its forms to
 // admins only; the API's refusals are the ones its forms show.
-func TestMachineNetworkSection(t *testing.T) {
-	s, c, csrf, id := asAda(t, "net-1", 1)
+func TestMachineNetworkSection(t *testing.T) { eachDB(t, testMachineNetworkSection, nil) }
+
+func testMachineNetworkSection(t *testing.T, s *site) {
+	c, csrf, id := s.asAda("net-1", 1)
 	page := s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="net-interfaces"`, "52:54:00:bb:01:02", `id="create-bond"`, `name="parents"`, "fabric-0.untagged")
 
@@ -199,8 +200,10 @@ func TestMachineNetworkSection(t *testing.T) {
 
 // The storage section shows the layout the API applied and the custom
 // edits made through the same paths its forms use.
-func TestMachineStorageSection(t *testing.T) {
-	s, c, csrf, id := asAda(t, "disk-1", 2)
+func TestMachineStorageSection(t *testing.T) { eachDB(t, testMachineStorageSection, nil) }
+
+func testMachineStorageSection(t *testing.T, s *site) {
+	c, csrf, id := s.asAda("disk-1", 2)
 	page := s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="storage-devices"`, "sda", "40.0 GiB", "unused", `id="apply-layout"`, `data-api="POST nodes/`+id+`/blockdevices/{disk}/partitions/"`)
 
@@ -272,8 +275,10 @@ func (s *site) partitions(c *http.Client, id string, dev int) []int {
 // The DNS page lists domains, what the racks serve of one (a deployed
 // machine's name included) and the records people added, and answers a
 // name from the same zones.
-func TestDNSPage(t *testing.T) {
-	s, c, csrf, id := asAda(t, "dns-1", 3)
+func TestDNSPage(t *testing.T) { eachDB(t, testDNSPage, nil) }
+
+func testDNSPage(t *testing.T, s *site) {
+	c, csrf, id := s.asAda("dns-1", 3)
 	// The machine is deployed and was seen with an address: the racks
 	// name it.
 	ctx := context.Background()
@@ -334,8 +339,10 @@ func TestDNSPage(t *testing.T) {
 // runtime, each with a page of its output; the scripts page lists the
 // scripts and offers an upload to admins. The rescue button is the
 // lifecycle's.
-func TestScriptsAndResults(t *testing.T) {
-	s, c, csrf, id := asAda(t, "tests-1", 4)
+func TestScriptsAndResults(t *testing.T) { eachDB(t, testScriptsAndResults, nil) }
+
+func testScriptsAndResults(t *testing.T, s *site) {
+	c, csrf, id := s.asAda("tests-1", 4)
 	ctx := context.Background()
 	exit := 1
 	rid := s.scriptResult(id, scripts.Testing, store.ScriptResult{Name: "smartctl-validate", HardwareType: scripts.Storage, Instance: "sda",
@@ -386,4 +393,17 @@ func TestScriptsAndResults(t *testing.T) {
 	mustContain(t, page, "smartctl-validate")
 	mustLack(t, page, `id="upload-script"`)
 	s.mustDo(bob, "POST", "/MAAS/api/2.0/scripts/", url.Values{"name": {"x"}, "script": {"#!/bin/sh\necho hi\n"}}, bobCSRF, http.StatusForbidden)
+}
+
+// The new pages send a visitor without a session to log in, the lookup
+// box included: the zones list every machine.
+func TestSectionPagesNeedLogin(t *testing.T) {
+	s := start(t)
+	c := newClient(t)
+	for _, p := range []string{"/MAAS/network", "/MAAS/dns", "/MAAS/dns?q=node.maas", "/MAAS/scripts", "/MAAS/machine/abc/results/1"} {
+		code, h, _ := s.do(c, "GET", p, nil, nil)
+		if code != http.StatusSeeOther || !strings.HasPrefix(h.Get("Location"), "/MAAS/login?next=") {
+			t.Errorf("anonymous GET %s: %d %q", p, code, h.Get("Location"))
+		}
+	}
 }
