@@ -1,9 +1,12 @@
 package ui_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -362,6 +365,34 @@ func testScriptsAndResults(t *testing.T, s *site) {
 
 	page = s.page(c, "/MAAS/scripts")
 	mustContain(t, page, `id="script-smartctl-validate"`, "shipped", `id="upload-script"`)
+	// What the upload form sends: a multipart body with the file as
+	// "script". A second script of the same name is refused in words.
+	up := func(name, text string) (int, string) {
+		var body bytes.Buffer
+		w := multipart.NewWriter(&body)
+		_ = w.WriteField("name", name)
+		_ = w.WriteField("type", "testing")
+		f, _ := w.CreateFormFile("script", name+".sh")
+		_, _ = f.Write([]byte(text))
+		_ = w.Close()
+		req, _ := http.NewRequest("POST", s.base+"/MAAS/api/2.0/scripts/", &body)
+		req.Header.Set("Content-Type", w.FormDataContentType())
+		req.Header.Set("X-CSRFToken", csrf)
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(out)
+	}
+	if code, out := up("disk-check", "#!/bin/sh\n# --- Start MAAS 1.0 script metadata ---\n# hardware_type: storage\n# timeout: 00:05:00\n# --- End MAAS 1.0 script metadata ---\necho ok\n"); code != http.StatusOK {
+		t.Fatalf("upload: %d %s", code, out)
+	}
+	if code, out := up("disk-check", "#!/bin/sh\necho again\n"); code != http.StatusBadRequest || !strings.Contains(out, "Script with this Name already exists.") {
+		t.Fatalf("a second disk-check: %d %s", code, out)
+	}
+	mustContain(t, s.page(c, "/MAAS/scripts"), `id="script-disk-check"`, "<td>testing</td><td>Storage</td>", "5m0s")
 
 	// Rescue mode is offered as the lifecycle allows, and taken through
 	// the machine's ops.
