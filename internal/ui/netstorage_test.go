@@ -185,11 +185,28 @@ func testMachineNetworkSection(t *testing.T, s *site) {
 		url.Values{"mode": {"STATIC"}, "subnet": {fmt.Sprint(sn[0].ID)}, "ip_address": {"192.0.2.20"}}, csrf, http.StatusOK)
 	page = s.page(c, "/MAAS/machine/"+id)
 	mustContain(t, page, `id="iface-bond0"`, "bond (802.3ad)", "static 192.0.2.0/24 192.0.2.20", ">Unlink<")
-
 	// The network page lists the subnet with what is used of it: the
 	// gateway and the static address.
-	page = s.page(c, "/MAAS/network")
-	mustContain(t, page, "192.0.2.0/24", "fabric-0.untagged", "2 of 254", "undefined")
+	mustContain(t, s.page(c, "/MAAS/network"), "192.0.2.0/24", "fabric-0.untagged", "2 of 254", "undefined")
+	// The link's unlink form names it; a wrong id is refused in words.
+	link := regexp.MustCompile(`interfaces/(\d+)/\?op=unlink_subnet" data-after="reload"><input type="hidden" name="id" value="(\d+)"`).FindStringSubmatch(page)
+	if link == nil || link[1] != fmt.Sprint(bond) {
+		t.Fatalf("no unlink form for the bond's link: %v", link)
+	}
+	body = s.mustDo(c, "POST", "/MAAS/api/2.0/nodes/"+id+"/interfaces/"+link[1]+"/?op=unlink_subnet", url.Values{"id": {"999999"}}, csrf, http.StatusBadRequest)
+	mustContain(t, body, "999999")
+	s.mustDo(c, "POST", "/MAAS/api/2.0/nodes/"+id+"/interfaces/"+link[1]+"/?op=unlink_subnet", url.Values{"id": {link[2]}}, csrf, http.StatusOK)
+	mustLack(t, s.page(c, "/MAAS/machine/"+id), "static 192.0.2.0/24 192.0.2.20")
+	mustContain(t, s.page(c, "/MAAS/network"), "1 of 254")
+	// A bridge on the bond, and its delete button.
+	s.mustDo(c, "POST", "/MAAS/api/2.0/nodes/"+id+"/interfaces/?op=create_bridge", url.Values{"name": {"br0"}, "parent": {fmt.Sprint(bond)}}, csrf, http.StatusOK)
+	page = s.page(c, "/MAAS/machine/"+id)
+	mustContain(t, page, `id="iface-br0"`, "<td>bond0</td>")
+	br := s.ifaceIDs(c, id)["br0"]
+	mustContain(t, page, fmt.Sprintf(`data-api="DELETE nodes/%s/interfaces/%d/"`, id, br))
+	s.mustDo(c, "DELETE", fmt.Sprintf("/MAAS/api/2.0/nodes/%s/interfaces/%d/", id, br), nil, csrf, http.StatusNoContent)
+	mustLack(t, s.page(c, "/MAAS/machine/"+id), `id="iface-br0"`)
+
 
 	// A non-admin sees the network and the machine's interfaces, but no
 	// forms, and the API refuses it the change.
@@ -244,6 +261,27 @@ func testMachineStorageSection(t *testing.T, s *site) {
 
 	// A RAID and a volume group offer what they can be built on.
 	mustContain(t, page, `id="create-raid"`, `name="partitions" value="`+fmt.Sprint(parts[0])+`"`)
+	s.mustDo(c, "POST", fmt.Sprintf("/MAAS/api/2.0/nodes/%s/blockdevices/%d/partitions/", id, sdb), url.Values{"size": {"8G"}}, csrf, http.StatusOK)
+	parts = s.partitions(c, id, sdb)
+	free := fmt.Sprint(parts[len(parts)-1])
+	body = s.mustDo(c, "POST", "/MAAS/api/2.0/nodes/"+id+"/raids/", url.Values{"name": {"md0"}, "level": {"raid-1"}, "partitions": {free}}, csrf, http.StatusBadRequest)
+	mustContain(t, body, "RAID level 1 must have at least 2 raid devices and any number of spares.")
+	s.mustDo(c, "POST", "/MAAS/api/2.0/nodes/"+id+"/volume-groups/", url.Values{"name": {"vgdata"}, "partitions": {free}}, csrf, http.StatusOK)
+	var vgs []struct {
+		ID   int    `json:"id"`
+		Name string `json:"name"`
+	}
+	_ = json.Unmarshal([]byte(s.page(c, "/MAAS/api/2.0/nodes/"+id+"/volume-groups/")), &vgs)
+	vg := 0
+	for _, v := range vgs {
+		if v.Name == "vgdata" {
+			vg = v.ID
+		}
+	}
+	page = s.page(c, "/MAAS/machine/"+id)
+	mustContain(t, page, fmt.Sprintf(`<option value="%d">vgdata</option>`, vg))
+	s.mustDo(c, "POST", fmt.Sprintf("/MAAS/api/2.0/nodes/%s/volume-group/%d/?op=create_logical_volume", id, vg), url.Values{"name": {"lvdata"}, "size": {"2G"}}, csrf, http.StatusOK)
+	mustContain(t, s.page(c, "/MAAS/machine/"+id), "vgdata-lvdata", "lvdata (1.9 GiB)")
 }
 
 type blockDev struct {
