@@ -207,7 +207,6 @@ func testMachineNetworkSection(t *testing.T, s *site) {
 	s.mustDo(c, "DELETE", fmt.Sprintf("/MAAS/api/2.0/nodes/%s/interfaces/%d/", id, br), nil, csrf, http.StatusNoContent)
 	mustLack(t, s.page(c, "/MAAS/machine/"+id), `id="iface-br0"`)
 
-
 	// A non-admin sees the network and the machine's interfaces, but no
 	// forms, and the API refuses it the change.
 	bob, bobCSRF := s.asBob()
