@@ -55,14 +55,10 @@ func (f *dnsFeed) forget(id string) {
 // publishes says whether a machine in status st holds the address it was
 // last seen with: while it runs Anvil's environment or its deployed OS.
 // A release takes the name's address away at once, as MAAS's does.
-func publishes(st machine.Status) bool {
-	switch st {
-	case machine.Deployed, machine.Deploying, machine.Commissioning, machine.Testing, machine.RescueMode,
-		machine.EnteringRescueMode, machine.ExitingRescueMode, machine.DiskErasing:
-		return true
-	}
-	return false
-}
+func publishes(st machine.Status) bool { return slices.Contains(publishing, st) }
+
+var publishing = []machine.Status{machine.Deployed, machine.Deploying, machine.Commissioning, machine.Testing, machine.RescueMode,
+	machine.EnteringRescueMode, machine.ExitingRescueMode, machine.DiskErasing}
 
 // dnsData builds what the racks serve. The machines' addresses are
 // IPAM's (STATIC and allocated AUTO links) and, for DHCP, the ones the

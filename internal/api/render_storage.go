@@ -207,31 +207,7 @@ func (v *storageView) used(dev string, size int64) int64 {
 	return 0
 }
 
-func (v *storageView) deviceID(dev string) int64 {
-	for _, d := range v.c.Disks {
-		if d.Name == dev {
-			return int64(d.ID)
-		}
-	}
-	for _, r := range v.c.RAIDs {
-		if r.Name == dev {
-			return int64(r.DeviceID)
-		}
-	}
-	for _, vg := range v.c.VolumeGroups {
-		for _, lv := range vg.Volumes {
-			if storage.LVName(vg.Name, lv.Name) == dev {
-				return int64(lv.ID)
-			}
-		}
-	}
-	for _, b := range v.c.Bcaches {
-		if b.Name == dev {
-			return int64(b.DeviceID)
-		}
-	}
-	return 0
-}
+func (v *storageView) deviceID(dev string) int64 { return int64(v.c.BlockID(dev)) }
 
 // block renders a block device (physical or virtual) by name.
 func (v *storageView) block(dev string) blockJSON {

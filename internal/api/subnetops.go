@@ -169,32 +169,16 @@ func boolDefault(r *request, name string, def bool) (bool, error) {
 // statistics is MAAS's IPRangeStatistics of a subnet: its host addresses,
 // how many are free, the largest free span, and the share in use.
 func statistics(n *network.Network, s network.Subnet, assigned []netip.Addr, ranges bool) map[string]any {
-	free := network.Unused(n, s, assigned)
-	total := new(big.Int)
-	for _, w := range network.Windows(n, s) {
-		total.Add(total, w.Size())
-	}
-	avail, largest := new(big.Int), new(big.Int)
-	for _, sp := range free {
-		z := sp.Size()
-		avail.Add(avail, z)
-		if z.Cmp(largest) > 0 {
-			largest = z
-		}
-	}
-	unavail := new(big.Int).Sub(total, avail)
-	usage := 0.0
-	if total.Sign() > 0 {
-		usage, _ = new(big.Rat).SetFrac(unavail, total).Float64()
-	}
+	u := network.Use(n, s, assigned)
+	usage, unavail := u.Usage, u.Unavailable()
 	lo, hi := network.HostBounds(s.CIDR)
 	out := map[string]any{
-		"num_available": avail, "largest_available": largest, "num_unavailable": unavail, "total_addresses": total,
+		"num_available": u.Available, "largest_available": u.Largest, "num_unavailable": unavail, "total_addresses": u.Total,
 		"usage": usage, "usage_string": sprintf("%.0f%%", usage*100), "available_string": sprintf("%.0f%%", (1-usage)*100),
 		"first_address": lo.String(), "last_address": hi.String(), "ip_version": map[bool]int{true: 4, false: 6}[s.CIDR.Addr().Is4()],
 	}
 	if ranges {
-		out["ranges"] = append(renderSpans(network.InUse(n, s, assigned), true), renderSpans(free, true)...)
+		out["ranges"] = append(renderSpans(network.InUse(n, s, assigned), true), renderSpans(network.Unused(n, s, assigned), true)...)
 	}
 	return out
 }

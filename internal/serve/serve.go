@@ -199,10 +199,12 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	if self == "" {
 		self = advertiseURL(ln.Addr())
 	}
-	mux.Handle(api.Prefix, api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self, KeySources: cfg.KeySources}))
+	apiSrv := api.New(svc, cfg.Log, api.Options{Version: Version, Images: imgs, Self: self, KeySources: cfg.KeySources})
+	mux.Handle(api.Prefix, apiSrv)
 	mux.Handle(metadata.Prefix, metadata.New(svc, cfg.Log, cfg.Metadata))
 	uiOpts := cfg.UI
 	uiOpts.Version = Version
+	uiOpts.DNS = apiSrv.DNSData
 	if uiOpts.BootDir == "" && (cfg.TFTPAddr != "" || cfg.BootHTTPAddr != "") {
 		uiOpts.BootDir = filepath.Join(cfg.DataDir, "boot") // the rack's, started below
 	}

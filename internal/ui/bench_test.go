@@ -3,8 +3,6 @@ package ui_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"sort"
 	"testing"
 	"time"
 
@@ -51,19 +49,6 @@ func BenchmarkMachineList10k(b *testing.B) {
 	c := newClient(b)
 	s.login(c, "ada", adaPass)
 	for _, q := range []string{"", "status=deployed&zone=default", "sort=cpu&dir=desc", "q=node-09", "page=150"} {
-		b.Run("rows?"+q, func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				code, _, _ := s.do(c, "GET", "/MAAS/machines/rows?"+q, nil, nil)
-				lat = append(lat, time.Since(t0))
-				if code != http.StatusOK {
-					b.Fatalf("status %d", code)
-				}
-			}
-			sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
-		})
+		b.Run("rows?"+q, func(b *testing.B) { s.latencies(b, c, "/MAAS/machines/rows?"+q) })
 	}
 }

@@ -32,6 +32,12 @@ type machineData struct {
 	Policies                 []machine.DriftPolicy
 	// Expected is the power state Anvil wants, for the drift line.
 	Expected machine.PowerState
+	// The full page's network, storage and script results sections;
+	// Admin shows their forms.
+	Admin   bool
+	Net     machineNet
+	Storage machineStorage
+	Results []resultSet
 }
 
 const timelineLen = 200
@@ -128,6 +134,13 @@ func (s *Server) machinePage(w http.ResponseWriter, r *http.Request, v *view) (s
 		return "", err
 	}
 	if d.Images, err = s.deployableImages(r); err != nil {
+		return "", err
+	}
+	if d.Net, err = s.machineNet(r.Context(), d.M.SystemID); err != nil {
+		return "", err
+	}
+	d.Storage, d.Admin = storageOf(d.M.StorageConfig), v.User.Admin
+	if d.Results, err = s.machineResults(r, d.M.SystemID); err != nil {
 		return "", err
 	}
 	if v.User.Admin {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/session"
@@ -46,6 +47,9 @@ type Options struct {
 	// loaders and ephemeral environment the pages check; empty when the
 	// process runs no rack.
 	BootDir string
+	// DNS is what the racks' DNS serves, for the DNS page; nil leaves the
+	// page without machines' names and lookups.
+	DNS func(context.Context) (dns.Data, error)
 }
 
 // Server serves the pages.
@@ -113,6 +117,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /MAAS/machine/{id}", s.page(s.machinePage))
 	s.mux.HandleFunc("GET /MAAS/machine/{id}/live", s.fragment(s.machineLive))
 	s.mux.HandleFunc("GET /MAAS/machine/{id}/actions", s.fragment(s.machineActions))
+	s.mux.HandleFunc("GET /MAAS/machine/{id}/results/{result}", s.page(s.resultPage))
+	s.mux.HandleFunc("GET /MAAS/network", s.page(s.networkPage))
+	s.mux.HandleFunc("GET /MAAS/dns", s.page(s.dnsPage))
+	s.mux.HandleFunc("GET /MAAS/scripts", s.page(s.scriptsPage))
 	s.mux.HandleFunc("GET /MAAS/settings", s.page(s.settingsPage))
 	s.mux.HandleFunc("GET /MAAS/discoveries", s.page(s.discoveriesPage))
 	s.mux.HandleFunc("GET /MAAS/stats", s.page(s.statsPage))

@@ -100,14 +100,18 @@ const risky = new Set(["delete", "release", "power_off", "abort"]);
 
 function confirmOp(op, n, near) {
   if (!risky.has(op)) return Promise.resolve(true);
+  return ask(op.replace("_", " ") + " " + n + " machine(s)?", "Yes, " + op.replace("_", " "), near);
+}
+
+function ask(question, yesLabel, near) {
   return new Promise((resolve) => {
     const box = document.createElement("div");
     box.className = "confirm";
     box.setAttribute("role", "alertdialog");
     const q = document.createElement("span");
-    q.textContent = op.replace("_", " ") + " " + n + " machine(s)?";
+    q.textContent = question;
     const yes = document.createElement("button");
-    yes.type = "button"; yes.id = "confirm-yes"; yes.textContent = "Yes, " + op.replace("_", " ");
+    yes.type = "button"; yes.id = "confirm-yes"; yes.textContent = yesLabel;
     const no = document.createElement("button");
     no.type = "button"; no.id = "confirm-no"; no.className = "secondary"; no.textContent = "Cancel";
     box.append(q, yes, no);
@@ -221,6 +225,22 @@ async function refreshMain() {
   if (fresh && old) old.replaceWith(fresh); else location.reload();
 }
 
+// apiPath fills a form's API path: {name} takes the value of the form's
+// [data-path="name"] control, escaped; {+name} takes it as a path (a
+// storage device's "blockdevices/3/partition/7"), letters, digits, -, _
+// and / only. Those controls carry no name, so they stay out of the body.
+// null when a control is empty or holds something else.
+function apiPath(form, template) {
+  let bad = false;
+  const path = template.replace(/\{(\+?)(\w+)\}/g, (_, raw, k) => {
+    const el = form.querySelector('[data-path="' + k + '"]');
+    const v = el ? el.value : "";
+    if (!v || (raw && !/^[\w\/-]+$/.test(v))) { bad = true; return ""; }
+    return raw ? v : encodeURIComponent(v);
+  });
+  return bad ? null : path;
+}
+
 // Submits of forms with data-api are handled at the document, so forms
 // that arrive with refreshed content are handled too.
 function setupApiForms() {
@@ -228,7 +248,10 @@ function setupApiForms() {
     const form = ev.target.closest("form[data-api]");
     if (!form) return;
     ev.preventDefault();
-    const [method, path] = form.dataset.api.split(" ");
+    const [method, template] = form.dataset.api.split(" ");
+    const path = apiPath(form, template);
+    if (path === null) { showErrors(form, { status: 400, text: "Choose what to change first." }); return; }
+    if (form.dataset.confirm && !(await ask(form.dataset.confirm, "Yes", form))) return;
     const button = form.querySelector('button[type="submit"]');
     if (button) button.disabled = true;
     for (const el of form.querySelectorAll("[data-error-for], [data-saved]")) el.textContent = "";
