@@ -64,7 +64,7 @@ func KindOf(name string) Kind {
 	return KindNone
 }
 
-// NoSecureErase is why a disk of kind k has no secure erase before any
+// NoSecureErase is why the disk name has no secure erase before any
 // command is sent, or "" when one is worth trying.
 func NoSecureErase(name string) string {
 	if KindOf(name) != KindNone {
