@@ -75,6 +75,8 @@ func RenameVirtual(c Config, dev, to string) (Config, error) {
 			}
 			full := LVName(vg.Name, to)
 			switch {
+			case to == lv.Name:
+				return c, nil
 			case !validName(to):
 				return c, fieldErr("name", "%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", to)
 			case c.nameTaken(full):
