@@ -81,6 +81,11 @@ func TestReleaseSecureErase(t *testing.T) {
 		}
 	}
 	evs := s.events(m.SystemID)
+	for _, line := range strings.Split(evs, "\n") {
+		if strings.Contains(line, "nvme0n1:") {
+			t.Log(line)
+		}
+	}
 	for _, want := range []string{
 		"Releasing with secure erase",
 		"nvme0n1: secure erase (NVMe Format, ",
@@ -97,6 +102,11 @@ func TestReleaseSecureErase(t *testing.T) {
 	for _, want := range []string{`serial "anvil-nvme-0" format=true`, `serial "anvil-sata-0" security supported=false`} {
 		if !bytes.Contains(serial, []byte(want)) {
 			t.Errorf("the console lacks %q", want)
+		}
+	}
+	for _, line := range strings.Split(string(serial), "\n") {
+		if strings.Contains(line, "erase ") && (strings.Contains(line, " in ") || strings.Contains(line, "Format")) {
+			t.Log(strings.TrimSpace(line))
 		}
 	}
 }
