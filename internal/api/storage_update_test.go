@@ -20,19 +20,7 @@ import (
 // change a bcache; the refusals are MAAS's and store nothing.
 func TestBlockDeviceAndBcacheUpdate(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		mac := "52:54:00:5a:07:01"
-		sid := e.readyWith("upd1", mac, storageInventory(mac, "uefi", disk("sda", "A", 20*gib, false), disk("sdb", "B", 20*gib, false), disk("sdc", "C", 8*gib, true)))
-		e.must(200, "POST", "machines/"+sid+"/", e.admin, url.Values{"op": {"set_storage_layout"}, "storage_layout": {"blank"}}, nil)
-		c, err := gmc.GetClient(strings.TrimSuffix(e.base, "/"), e.admin, "2.0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		must := func(what string, err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-		}
+		sid, c, must := e.blankForGomaas("upd1", "52:54:00:5a:07:01")
 		n := "nodes/" + sid + "/"
 		part, err := c.BlockDevicePartitions.Create(sid, 1, &entity.BlockDevicePartitionParams{Size: 4 << 30})
 		must("BlockDevicePartitions.Create", err)
@@ -135,6 +123,26 @@ func TestBlockDeviceAndBcacheUpdate(t *testing.T) {
 			t.Errorf("allocated bcache: %d %s", code, b)
 		}
 	})
+}
+
+// blankForGomaas makes a Ready machine with disks sda, sdb (20 GiB) and
+// sdc (8 GiB SSD) and the blank layout, and a gomaasclient client with a
+// check that fails the test on an error.
+func (e *env) blankForGomaas(host, mac string) (string, *gmc.Client, func(string, error)) {
+	t := e.t
+	t.Helper()
+	sid := e.readyWith(host, mac, storageInventory(mac, "uefi", disk("sda", "A", 20*gib, false), disk("sdb", "B", 20*gib, false), disk("sdc", "C", 8*gib, true)))
+	e.must(200, "POST", "machines/"+sid+"/", e.admin, url.Values{"op": {"set_storage_layout"}, "storage_layout": {"blank"}}, nil)
+	c, err := gmc.GetClient(strings.TrimSuffix(e.base, "/"), e.admin, "2.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sid, c, func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
 }
 
 // TestBlockDeviceUpdateDeployed: on a Deployed machine a disk's name,

@@ -17,13 +17,7 @@ func UpdateBcache(c Config, name string, ch BcacheChange) (Config, error) {
 		return c, badRequest("No bcache %s.", name)
 	}
 	e := FieldErrors{}
-	if ch.Name != "" && ch.Name != name {
-		if !validName(ch.Name) {
-			e.Add("name", "%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", ch.Name)
-		} else if c.nameTaken(ch.Name) {
-			e.Add("name", "A device named %s already exists.", ch.Name)
-		}
-	}
+	c.checkRename(e, name, ch.Name)
 	if ch.Mode != "" && !slices.Contains([]CacheMode{WriteBack, WriteThrough, WriteAround}, ch.Mode) {
 		e.Add("cache_mode", "Select a valid choice. %s is not one of the available choices.", ch.Mode)
 	}
@@ -89,4 +83,17 @@ func RenameVirtual(c Config, dev, to string) (Config, error) {
 		}
 	}
 	return c, badRequest("No virtual block device %s.", dev)
+}
+
+// checkRename checks a device's new name to (none when empty or the
+// same): valid, and not another device's.
+func (c Config) checkRename(e FieldErrors, name, to string) {
+	if to == "" || to == name {
+		return
+	}
+	if !validName(to) {
+		e.Add("name", "%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", to)
+	} else if c.nameTaken(to) {
+		e.Add("name", "A device named %s already exists.", to)
+	}
 }
