@@ -22,7 +22,7 @@ func nvmeController(oacs, oncs uint16, sanicap uint32, fna byte) []byte {
 func TestParseNVMeController(t *testing.T) {
 	// OACS of QEMU's controller: Format NVM, Namespace Management,
 	// Doorbell Buffer Config; ONCS with Write Zeroes; no crypto erase.
-	c, err := ParseNVMeController(nvmeController(0x010A, 0x00FF, 0, 0))
+	c, err := ParseNVMeController(nvmeController(0x010A, 0x015D, 0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
