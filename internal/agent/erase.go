@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
+	"github.com/anvilmetal/anvil/internal/diskerase"
 )
 
-// Erase modes.
+// Erase modes, as the region sends them.
 const (
-	EraseQuick  = "quick"
-	EraseFull   = "full"
-	EraseSecure = "secure"
+	EraseQuick       = string(diskerase.Quick)
+	EraseFull        = string(diskerase.Full)
+	EraseSecure      = string(diskerase.Secure)
+	EraseSecureQuick = string(diskerase.SecureQuick)
 )
 
 // eraseEnds is how much quick erasing zeroes at each end of a disk: the
@@ -25,32 +27,23 @@ const (
 const eraseEnds = 2 * MiB
 
 // Erase is the disk-erasing phase: every non-removable disk wiped as the
-// task (or the hello answer) says, then OK.
+// task (or the hello answer) says, then OK with, per disk, the method
+// used (the region puts it on the release event).
 func Erase(ctx context.Context, a *Agent, r agentapi.HelloResponse) error {
-	mode := r.Erase
+	given := r.Erase
 	var task agentapi.Task
 	err := a.retry(ctx, "task", func(ctx context.Context) (err error) {
 		task, err = a.Client.Task(ctx)
 		return err
 	})
 	if err == nil && task.Erase != "" {
-		mode = task.Erase
-	} else if err != nil && mode == "" {
+		given = task.Erase
+	} else if err != nil && given == "" {
 		return err
 	}
-	if mode == "" {
-		mode = EraseQuick
-	}
-	note := ""
-	switch mode {
-	case EraseQuick, EraseFull:
-	case EraseSecure:
-		// The drives' own secure erase (ATA SECURITY ERASE UNIT, NVMe
-		// Format/Sanitize) is not done here yet: every block is zeroed.
-		note = " (secure erase not available in this environment: zeroed every block instead)"
-		mode = EraseFull
-	default:
-		return fmt.Errorf("unknown erase mode %q", mode)
+	mode, err := diskerase.ParseMode(given)
+	if err != nil {
+		return err
 	}
 	disks, err := ListDisks(a.BlockDir)
 	if err != nil {
@@ -60,23 +53,16 @@ func Erase(ctx context.Context, a *Agent, r agentapi.HelloResponse) error {
 	for i, d := range disks {
 		names[i] = d.Name
 	}
-	a.Logf("erase mode=%s disks=%s%s", mode, strings.Join(names, ","), note)
+	a.Logf("erase mode=%s disks=%s", mode, strings.Join(names, ","))
 	stop := a.Heartbeat(ctx)
+	var results []diskerase.Result
 	err = a.timed("erase", func() error {
 		for _, d := range disks {
-			start := time.Now()
-			var n int64
-			var err error
-			if mode == EraseQuick {
-				n, err = eraseQuick(filepath.Join(a.DevDir, d.Name), d.Size)
-			} else {
-				n, err = a.eraseFull(ctx, filepath.Join(a.DevDir, d.Name), d)
-			}
+			r, err := a.eraseDisk(ctx, mode, d)
 			if err != nil {
 				return fmt.Errorf("erasing %s: %w", d.Name, err)
 			}
-			secs := time.Since(start).Seconds()
-			a.Logf("erase %s zeroed %d MiB in %.1f s (%.1f MB/s)", d.Name, n/MiB, secs, float64(n)/1e6/max(secs, 1e-9))
+			results = append(results, r)
 		}
 		return nil
 	})
@@ -84,7 +70,65 @@ func Erase(ctx context.Context, a *Agent, r agentapi.HelloResponse) error {
 	if err != nil {
 		return err
 	}
-	return a.signalOK(ctx, "erase"+note)
+	summary := diskerase.Summary(results)
+	err = a.retry(ctx, "signal OK", func(ctx context.Context) error {
+		return a.Client.Signal(ctx, agentapi.StatusOK, summary, nil)
+	})
+	if err != nil {
+		return err
+	}
+	a.Logf("signal status=OK erase: %s", summary)
+	return nil
+}
+
+// eraseDisk erases one disk: its own secure erase first when the mode
+// asks and the disk has one, else the mode's fall-back.
+func (a *Agent) eraseDisk(ctx context.Context, mode diskerase.Mode, d Disk) (diskerase.Result, error) {
+	dev := filepath.Join(a.DevDir, d.Name)
+	res := diskerase.Result{Disk: d.Name}
+	start := time.Now()
+	if mode.WantsSecure() {
+		method, why := a.secureErase(dev, d.Name)
+		if method != "" {
+			res.Method = method
+			a.Logf("erase %s %s in %.1f s", d.Name, method, time.Since(start).Seconds())
+			return res, nil
+		}
+		res.Why = why
+		a.Logf("erase %s no secure erase: %s", d.Name, why)
+	}
+	res.Method = mode.Fallback()
+	var n int64
+	var err error
+	if res.Method == diskerase.MethodQuick {
+		n, err = eraseQuick(dev, d.Size)
+	} else {
+		n, err = a.eraseFull(ctx, dev, d)
+	}
+	if err != nil {
+		return res, err
+	}
+	secs := time.Since(start).Seconds()
+	a.Logf("erase %s zeroed %d MiB in %.1f s (%.1f MB/s)", d.Name, n/MiB, secs, float64(n)/1e6/max(secs, 1e-9))
+	return res, nil
+}
+
+// secureErase tries the disk's own erase; a method when it was done,
+// else why not (a failed attempt included: the fall-back then runs, as
+// MAAS's wipe script does).
+func (a *Agent) secureErase(dev, name string) (diskerase.Method, string) {
+	if why := diskerase.NoSecureErase(name); why != "" {
+		return "", why
+	}
+	erase := ataSecureErase
+	if diskerase.KindOf(name) == diskerase.KindNVMe {
+		erase = nvmeSecureErase
+	}
+	method, why, err := erase(a, dev, name)
+	if err != nil {
+		return "", fmt.Sprintf("the secure erase failed: %v", err)
+	}
+	return method, why
 }
 
 func (a *Agent) signalOK(ctx context.Context, what string) error {

@@ -88,7 +88,8 @@ type HelloResponse struct {
 	// Phase and Token are set with ActionProceed.
 	Phase string `json:"phase,omitempty"`
 	Token string `json:"token,omitempty"`
-	// Erase is how a disk-erasing phase wipes: quick, full or secure.
+	// Erase is how a disk-erasing phase wipes: quick, full, secure or
+	// secure-quick (secure where a disk has it, else quick).
 	Erase string `json:"erase,omitempty"`
 	// WaitForBMC, with ActionReboot, says the region reboots the machine
 	// through its BMC (with a network boot-once): the agent waits for it
@@ -165,7 +166,7 @@ type Task struct {
 	// Disk is the kernel name of the disk to write ("sda", "vda"); empty
 	// means the agent picks the first non-removable disk large enough.
 	Disk string `json:"disk,omitempty"`
-	// Erase is "quick", "full" or "secure" for disk erasing.
+	// Erase is "quick", "full", "secure" or "secure-quick" for disk erasing.
 	Erase string `json:"erase,omitempty"`
 	// RebootByBMC says the region reboots the machine through its BMC
 	// when the phase signals its end (INSTALLED): the agent waits for it

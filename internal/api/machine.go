@@ -257,7 +257,8 @@ func deployOptions(r *request, in *machine.Input) error {
 // eraseMode reads release's erase, quick_erase and secure_erase; each
 // one not given takes its setting (enable_disk_erasing_on_release,
 // disk_erase_with_quick_erase, disk_erase_with_secure_erase), as MAAS
-// does. Secure erase falls back to a full one on disks that lack it.
+// does. Secure erase falls back, on disks that lack it, to a quick erase
+// when quick_erase is set too and to a full one otherwise.
 func (s *Server) eraseMode(r *request) (machine.EraseMode, error) {
 	opt := func(name, setting string) (bool, error) {
 		if !r.form.Has(name) {
@@ -283,6 +284,8 @@ func (s *Server) eraseMode(r *request) (machine.EraseMode, error) {
 		return "", badField("erase", "quick_erase and secure_erase need erase=true")
 	case !erase:
 		return machine.EraseNone, nil
+	case secure && quick:
+		return machine.EraseSecureQuick, nil
 	case secure:
 		return machine.EraseSecure, nil
 	case quick:

@@ -9,17 +9,20 @@ import (
 const maasVersion = "3.5.0"
 
 // capabilities are those of MAAS 3.x's list (maasserver/api/version.py)
-// that Anvil really has, and Anvil's own. Of MAAS's nine only
-// authenticate-api holds. Left out, because a client seeing them would
-// call APIs Anvil lacks: networks-management (fabrics, VLANs, spaces:
-// Anvil has subnets and ranges only), static-ipaddresses (no address
-// allocation API), devices-management (no devices), ipv6-deployment-ubuntu,
-// storage-deployment-ubuntu, network-deployment-ubuntu,
-// bridging-interface-ubuntu and bridging-automatic-ubuntu (a deployment
-// takes no storage or network configuration). Anvil's own: the event
+// that Anvil really has, and Anvil's own: networks-management (fabrics,
+// VLANs, spaces), static-ipaddresses (ipaddresses/ op=reserve),
+// storage-deployment-ubuntu (partitions, RAID, LVM and bcache laid out at
+// deployment), network-deployment-ubuntu (bonds, VLANs and links written
+// to the deployed system's network configuration), bridging-interface-
+// ubuntu (create_bridge) and authenticate-api. Left out, because a client
+// seeing them would call what Anvil lacks: devices-management (no
+// devices), bridging-automatic-ubuntu (deploy takes no bridge_all) and
+// ipv6-deployment-ubuntu (not proven end to end). Anvil's own: the event
 // stream (events/?op=watch) and the serialised power queue
 // (op=power_queue).
-var capabilities = []string{"authenticate-api", "anvil-event-watch", "anvil-power-queue"}
+var capabilities = []string{"networks-management", "static-ipaddresses", "storage-deployment-ubuntu",
+	"network-deployment-ubuntu", "bridging-interface-ubuntu", "authenticate-api",
+	"anvil-event-watch", "anvil-power-queue"}
 
 func (s *Server) versionRoutes() []route {
 	return []route{get("", anonymous, func(w http.ResponseWriter, r *request) error {

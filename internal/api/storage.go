@@ -178,7 +178,7 @@ func (s *Server) blockDeviceRoutes() []route {
 			writeJSON(w, http.StatusOK, v.block(dev))
 			return nil
 		}),
-		put(authenticated, one("update", readyOnly("update", "block device", "machine"), updateBlockDevice)),
+		put(authenticated, s.updateBlockDevice),
 		del(authenticated, func(w http.ResponseWriter, r *request) error {
 			return s.edit(w, r, "delete", readyOnly("delete", "block device", "machine"), func(c storage.Config, _ storage.Firmware) (storage.Config, error) {
 				dev, err := blockName(r, c, "id")
@@ -223,26 +223,6 @@ func mountDev(r *request, c storage.Config, dev string) (storage.Config, error) 
 // updateBlockDevice is PUT: a physical disk's model, serial and id_path
 // (what commissioning could not read). Names are what everything built
 // on a device refers to, so Anvil does not rename devices.
-func updateBlockDevice(r *request, c storage.Config, dev string) (storage.Config, error) {
-	if n := r.form.Get("name"); n != "" && n != dev {
-		return c, badField("name", "Anvil does not rename block devices: %s is what the partitions, RAIDs and volume groups on it refer to.", dev)
-	}
-	c = c.Clone()
-	for i := range c.Disks {
-		if c.Disks[i].Name != dev {
-			continue
-		}
-		d := &c.Disks[i]
-		for field, p := range map[string]*string{"model": &d.Model, "serial": &d.Serial, "id_path": &d.IDPath} {
-			if vs, ok := r.form[field]; ok {
-				*p = vs[len(vs)-1]
-			}
-		}
-		return c, nil
-	}
-	return c, nil // a virtual device has nothing here to update
-}
-
 // deleteBlockDevice removes a disk, or the RAID, logical volume or
 // bcache a virtual device is.
 func deleteBlockDevice(c storage.Config, dev string) (storage.Config, error) {

@@ -1,12 +1,10 @@
 package api_test
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 	"testing"
 
-	gmc "github.com/canonical/gomaasclient/client"
 	"github.com/canonical/gomaasclient/entity"
 )
 
@@ -15,19 +13,7 @@ import (
 // logical volume and bcache resources make) against a running server.
 func TestGomaasclientStorage(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		mac := "52:54:00:5a:05:01"
-		sid := e.readyWith("tf1", mac, storageInventory(mac, "uefi", disk("sda", "A", 20*gib, false), disk("sdb", "B", 20*gib, false), disk("sdc", "C", 8*gib, true)))
-		e.must(200, "POST", "machines/"+sid+"/", e.admin, url.Values{"op": {"set_storage_layout"}, "storage_layout": {"blank"}}, nil)
-		c, err := gmc.GetClient(strings.TrimSuffix(e.base, "/"), e.admin, "2.0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		must := func(what string, err error) {
-			t.Helper()
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-		}
+		sid, c, must := e.blankForGomaas("tf1", "52:54:00:5a:05:01")
 		devs, err := c.BlockDevices.Get(sid)
 		must("BlockDevices.Get", err)
 		if len(devs) != 3 || devs[0].Name != "sda" || devs[0].Type != "physical" || devs[2].Tags[0] != "ssd" {

@@ -250,6 +250,7 @@ func (s *Server) bcachesRoutes() []route {
 func (s *Server) bcacheRoutes() []route {
 	return []route{
 		get("", authenticated, s.oneOf("Bcache", bcacheIDs, func(v *storageView, i int) any { return v.bcache(v.c.Bcaches[i]) })),
+		put(authenticated, s.bcacheUpdate),
 		del(authenticated, s.deleteOf("Bcache", "bcache", bcacheIDs, func(c storage.Config, i int) (storage.Config, error) {
 			return storage.DeleteBcache(c, c.Bcaches[i].Name)
 		})),

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
 	"testing"
 )
@@ -40,9 +41,31 @@ func TestVersion(t *testing.T) {
 			t.Errorf("capability %q is neither MAAS's nor Anvil's own", s)
 		}
 	}
-	// Anvil has no fabric/VLAN, device, static IP, storage or network
-	// deployment API: a client told so would call what is not there.
-	if !slices.Equal(maas, []string{"authenticate-api"}) {
-		t.Errorf("MAAS capabilities %v, want only authenticate-api", maas)
+	// No device API, no bridge_all at deployment, IPv6 deployment not
+	// proven: a client told so would call what is not there.
+	want := []string{"networks-management", "static-ipaddresses", "storage-deployment-ubuntu",
+		"network-deployment-ubuntu", "bridging-interface-ubuntu", "authenticate-api"}
+	if !slices.Equal(maas, want) {
+		t.Errorf("MAAS capabilities %v, want %v", maas, want)
 	}
+}
+
+// TestVersionCapabilitiesAnswer: each MAAS capability version/ claims
+// has the API a client then calls; those it leaves out have none.
+func TestVersionCapabilitiesAnswer(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		id := e.readyMachine("caps", "52:54:00:ca:00:01")
+		for _, p := range []string{"fabrics/", "spaces/", "fabrics/0/vlans/", "ipaddresses/",
+			"nodes/" + id + "/blockdevices/", "nodes/" + id + "/raids/", "nodes/" + id + "/volume-groups/",
+			"nodes/" + id + "/bcaches/", "nodes/" + id + "/interfaces/"} {
+			if code, b := e.call(http.MethodGet, p, e.admin, nil); code != http.StatusOK {
+				t.Errorf("GET %s: %d %s", p, code, b)
+			}
+		}
+		for _, p := range []string{"devices/"} {
+			if code, _ := e.call(http.MethodGet, p, e.admin, nil); code != http.StatusNotFound {
+				t.Errorf("GET %s: %d, want 404 (devices-management is not claimed)", p, code)
+			}
+		}
+	})
 }

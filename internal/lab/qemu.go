@@ -34,6 +34,14 @@ type QEMUConfig struct {
 	// RAID across disks. The firmware boots Disk, the first one, as a
 	// server's boot order names one disk.
 	MoreDisks []string
+	// NVMeDisks are raw images attached as NVMe controllers, one
+	// namespace each (serial anvil-nvme-N, N from 0), for the drives'
+	// own commands: QEMU's controller takes Format NVM, which zeroes the
+	// namespace.
+	NVMeDisks []string
+	// SATADisks are raw images on an AHCI controller (serial
+	// anvil-sata-N), which answer ATA commands passed through SCSI.
+	SATADisks []string
 	// NetDevs gives, per NIC, the tap interface that NIC is plugged into
 	// (QEMU opens it: script=no, so it must exist and be up). An empty
 	// name, or a NIC beyond the list, gets QEMU's user-mode network
@@ -385,6 +393,19 @@ func (m *QEMUMachine) args(device string, persistent bool) []string {
 		id := "drive" + strconv.Itoa(i+1)
 		a = append(a, "-drive", "if=none,id="+id+",format=raw,file="+optEscape(d),
 			"-device", "virtio-blk-pci,drive="+id+",id=disk"+strconv.Itoa(i+1))
+	}
+	for i, d := range c.NVMeDisks {
+		id := "nvme" + strconv.Itoa(i)
+		a = append(a, "-drive", "if=none,id="+id+",format=raw,file="+optEscape(d),
+			"-device", "nvme,drive="+id+",serial=anvil-nvme-"+strconv.Itoa(i))
+	}
+	if len(c.SATADisks) > 0 {
+		a = append(a, "-device", "ahci,id=ahci0")
+	}
+	for i, d := range c.SATADisks {
+		id := "sata" + strconv.Itoa(i)
+		a = append(a, "-drive", "if=none,id="+id+",format=raw,file="+optEscape(d),
+			"-device", "ide-hd,drive="+id+",bus=ahci0."+strconv.Itoa(i)+",serial=anvil-sata-"+strconv.Itoa(i))
 	}
 	for i, mac := range c.MACs {
 		nd := "n" + strconv.Itoa(i)

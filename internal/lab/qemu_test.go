@@ -172,6 +172,8 @@ func TestQEMUArgs(t *testing.T) {
 		NetDevs: []string{"tap-m1"},
 		Disk:    "/var/lib/lab/m1.qcow2", NICModel: "e1000", Memory: 256,
 		MoreDisks: []string{"/var/lib/lab/m1-b.img"},
+		NVMeDisks: []string{"/var/lib/lab/m1-n.img"},
+		SATADisks: []string{"/var/lib/lab/m1-s.img"},
 		Extra:     []string{"-device", "isa-ipmi-kcs,bmc=bmc0"},
 	})
 	if err != nil {
@@ -196,6 +198,11 @@ func TestQEMUArgs(t *testing.T) {
 		{"-device", "virtio-blk-pci,drive=drive0,id=disk0"},
 		{"-drive", "if=none,id=drive1,format=raw,file=/var/lib/lab/m1-b.img"},
 		{"-device", "virtio-blk-pci,drive=drive1,id=disk1"},
+		{"-drive", "if=none,id=nvme0,format=raw,file=/var/lib/lab/m1-n.img"},
+		{"-device", "nvme,drive=nvme0,serial=anvil-nvme-0"},
+		{"-device", "ahci,id=ahci0"},
+		{"-drive", "if=none,id=sata0,format=raw,file=/var/lib/lab/m1-s.img"},
+		{"-device", "ide-hd,drive=sata0,bus=ahci0.0,serial=anvil-sata-0"},
 		{"-netdev", "tap,id=n0,ifname=tap-m1,script=no,downscript=no"},
 		{"-device", "e1000,netdev=n0,mac=52:54:00:00:00:01,id=nic0"},
 		{"-netdev", "user,id=n1,restrict=on"},

@@ -64,7 +64,18 @@ const (
 	EraseQuick  EraseMode = "quick"
 	EraseFull   EraseMode = "full"
 	EraseSecure EraseMode = "secure"
+	// EraseSecureQuick is secure_erase and quick_erase together: the
+	// disks' own secure erase, and a quick one on disks without it.
+	EraseSecureQuick EraseMode = "secure-quick"
 )
+
+// String is the mode as the release event says it.
+func (e EraseMode) String() string {
+	if e == EraseSecureQuick {
+		return "secure (else quick)"
+	}
+	return string(e)
+}
 
 // Input is one request to Step.
 type Input struct {

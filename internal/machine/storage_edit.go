@@ -6,6 +6,9 @@ type StorageEdit struct {
 	// Allocated allows the edit on an Allocated machine too (format,
 	// mount and their undoing); every other edit needs Ready.
 	Allocated bool
+	// Deployed allows the edit on a Deployed machine too (a block
+	// device's name, model, serial and id_path, for a replaced disk).
+	Deployed bool
 	// NotReady is the refusal in any other status (409).
 	NotReady string
 	// Forbidden is the refusal to someone who may not edit the machine
@@ -26,7 +29,7 @@ func CheckStorageEdit(a Actor, m *Machine, what Action, e StorageEdit) error {
 	if err := CheckUnlocked(a, m, what); err != nil {
 		return err
 	}
-	if m.Status != Ready && (m.Status != Allocated || !e.Allocated) {
+	if m.Status != Ready && (m.Status != Allocated || !e.Allocated) && (m.Status != Deployed || !e.Deployed) {
 		return &Violation{e.NotReady}
 	}
 	if !CanEdit(a, m) {

@@ -105,13 +105,7 @@ func UpdateRAID(c Config, name string, ch GroupChange) (Config, error) {
 		return c, badRequest("No RAID %s.", name)
 	}
 	e := FieldErrors{}
-	if ch.Name != "" && ch.Name != name {
-		if !validName(ch.Name) {
-			e.Add("name", "%q is not a valid name: use 1 to 63 letters, digits and + _ . - (not starting with -).", ch.Name)
-		} else if c.nameTaken(ch.Name) {
-			e.Add("name", "A device named %s already exists.", ch.Name)
-		}
-	}
+	c.checkRename(e, name, ch.Name)
 	c.needFree(e, "add_block_devices", ch.Add)
 	c.needFree(e, "add_spare_devices", ch.AddSpares)
 	next := c.clone()
