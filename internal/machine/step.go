@@ -202,19 +202,32 @@ func (s *stepper) test() error {
 	return nil
 }
 
+// invalidTransition refuses in MAAS's words (its NodeStateViolation).
+func (s *stepper) invalidTransition(to Status) error {
+	return s.refuse(fmt.Sprintf("Invalid transition: %s -> %s.", s.before, to))
+}
+
+// enterRescue boots the environment with an SSH server for the owner. A
+// machine nobody owns becomes the rescuer's for the while, as MAAS hands
+// it to the user who started rescue mode; an owned one keeps its owner,
+// whose keys (and the workload's) stay the ones that count.
 func (s *stepper) enterRescue() error {
 	if !CanTransition(s.m.Status, EnteringRescueMode) {
-		return s.refuse("")
+		return s.invalidTransition(EnteringRescueMode)
+	}
+	if s.m.Owner == "" {
+		s.m.Owner = s.in.Actor.Name
 	}
 	s.startPhase(EnteringRescueMode, "Rescue mode", "Entering rescue mode")
 	return nil
 }
 
+// exitRescue returns the machine to where it was: a deployed one is
+// cycled and boots its disk (the boot config says local while exiting);
+// any other is powered off, which ends the exit.
 func (s *stepper) exitRescue() error {
-	switch s.m.Status {
-	case RescueMode, FailedEnteringRescueMode, FailedExitingRescueMode:
-	default:
-		return s.refuse("the machine is not in rescue mode")
+	if !CanTransition(s.m.Status, ExitingRescueMode) {
+		return s.invalidTransition(ExitingRescueMode)
 	}
 	s.moveTo(ExitingRescueMode, "Rescue mode", s.by("Exiting rescue mode"))
 	if s.m.PreviousStatus == Deployed {
@@ -358,10 +371,17 @@ func (s *stepper) succeed() error {
 		s.power = PowerDown
 	case EnteringRescueMode:
 		s.moveTo(RescueMode, "Rescue mode", s.withComment("In rescue mode"))
+	case RescueMode:
+		// The machine rebooted into the rescue environment again (someone
+		// rebooted it from the shell): its new host key is news.
+		s.record(LevelInfo, "Rescue mode", s.withComment("Rescue environment up again"))
 	case ExitingRescueMode:
 		to := s.m.PreviousStatus
 		if !CanTransition(ExitingRescueMode, to) {
 			to = Ready
+		}
+		if ownerless(to) {
+			s.m.Owner = "" // the rescuer held it only for the rescue
 		}
 		s.moveTo(to, "Rescue mode", s.withComment("Left rescue mode"))
 	default:
