@@ -547,14 +547,15 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		if t.NetworkConfig, err = s.networkConfig(ctx, m); err != nil {
 			return t, err
 		}
-		if m.Owner != "" {
-			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
-			if err != nil {
-				return t, err
-			}
-			for _, k := range ks {
-				t.SSHKeys = append(t.SSHKeys, k.Key)
-			}
+		if t.SSHKeys, err = s.ownerKeys(ctx, m); err != nil {
+			return t, err
+		}
+	case machine.EnteringRescueMode, machine.RescueMode:
+		// The rescue environment's SSH server lets these keys in, and
+		// no others.
+		var err error
+		if t.SSHKeys, err = s.ownerKeys(ctx, m); err != nil {
+			return t, err
 		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
@@ -565,6 +566,22 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		}
 	}
 	return t, nil
+}
+
+// ownerKeys are the SSH public keys of the machine's owner.
+func (s *Service) ownerKeys(ctx context.Context, m machine.Machine) ([]string, error) {
+	if m.Owner == "" {
+		return nil, nil
+	}
+	ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
+	if err != nil {
+		return nil, fmt.Errorf("ssh keys of %s: %w", m.Owner, err)
+	}
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.Key)
+	}
+	return out, nil
 }
 
 // ErrNoImage is a deployment whose image is not uploaded.
