@@ -42,7 +42,25 @@ func BootPurposeOf(m *Machine) BootPurpose {
 	if m.AwaitsLocalBoot() || m.LeavesRescueForDisk() {
 		return BootLocal
 	}
+	if m.InMemory() {
+		return BootInstall
+	}
 	return PurposeOf(m.Status)
+}
+
+// InMemory says the machine is deployed to memory: its disk holds nothing
+// of the deployment, so each of its boots is a network boot into the
+// deployer, which runs the same deployment from memory again (as MAAS
+// re-deploys an ephemeral deployment on every boot).
+func (m *Machine) InMemory() bool { return m.Status == Deployed && m.EphemeralDeploy }
+
+// PhaseFor names the work the environment does for m: PhaseOf its status,
+// and deploying again for a machine deployed to memory.
+func PhaseFor(m *Machine) string {
+	if m.InMemory() {
+		return PhaseOf(Deploying)
+	}
+	return PhaseOf(m.Status)
 }
 
 // AwaitsLocalBoot says the machine is deploying and its image is on disk:

@@ -126,6 +126,7 @@ func (s *stepper) moveTo(to Status, evType, text string) {
 		// (mark_fixed, a passed test, commissioning a broken machine): an
 		// owner left behind would make it unallocatable and unreleasable.
 		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
+		s.m.EphemeralDeploy = false
 	}
 	if d := s.cfg.TimeoutFor(to); d > 0 {
 		s.m.StatusExpires = s.in.Now.Add(d)
@@ -287,6 +288,7 @@ func (s *stepper) deploy() error {
 	s.m.OSystem = firstNonEmpty(s.in.OSystem, s.cfg.DefaultOSystem)
 	s.m.DistroSeries = firstNonEmpty(s.in.DistroSeries, s.cfg.DefaultDistroSeries)
 	s.m.UserData, s.m.Netboot = append([]byte(nil), s.in.UserData...), true
+	s.m.EphemeralDeploy = s.in.Ephemeral
 	if s.in.Hostname != "" {
 		s.m.Hostname = s.in.Hostname
 	}
@@ -306,6 +308,13 @@ func (s *stepper) release() error {
 	}
 	s.m.PreviousStatus = s.m.Status
 	s.m.EraseMode = s.in.Erase
+	if s.m.EphemeralDeploy && s.in.Erase != EraseNone {
+		// A deployment in memory wrote nothing: there is nothing to wipe.
+		s.m.EraseMode = EraseNone
+		s.moveTo(Releasing, "Releasing", s.by("Releasing (deployed to memory: no disk was written, so none is erased)"))
+		s.power = PowerDown
+		return nil
+	}
 	if s.in.Erase != EraseNone {
 		s.moveTo(DiskErasing, "Releasing", s.by(fmt.Sprintf("Releasing with %s erase", s.in.Erase)))
 		s.power = PowerRestart // the erase runs in the ephemeral environment
@@ -365,6 +374,12 @@ func (s *stepper) succeed() error {
 		}
 	case Deploying:
 		s.moveTo(Deployed, "Deployed", s.withComment("Deployed"))
+	case Deployed:
+		if !s.m.EphemeralDeploy {
+			return s.refuse("no phase is in progress")
+		}
+		// A deployment in memory boots again on every boot.
+		s.record(LevelInfo, "Deployed", s.withComment("Booted the deployment in memory again"))
 	case Releasing, DiskErasing:
 		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
 		s.moveTo(Ready, "Released", s.withComment("Released"))

@@ -41,6 +41,9 @@ const maxMACs = machine.MaxInventoryNICs
 // disk, which the loop guard stops (machine.Greet).
 func keepEnrol(m *machine.Machine) {
 	p := machine.PurposeOf(m.Status)
+	if m.InMemory() {
+		p = machine.BootInstall // each boot deploys it to memory again
+	}
 	netboot := m.Status != machine.New && (p == machine.BootEphemeral || p == machine.BootInstall)
 	switch {
 	case netboot && m.EnrolSecret == "":
@@ -533,9 +536,14 @@ func inventorySummary(inv machine.Inventory) string {
 // Task is what the current phase of m is to do. imagesURL is where the
 // machine fetches images from (…/images/), as it reaches the region.
 func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string) (agentapi.Task, error) {
-	t := agentapi.Task{Phase: machine.PhaseOf(m.Status), InstanceID: m.SystemID}
-	switch m.Status {
+	t := agentapi.Task{Phase: machine.PhaseFor(&m), InstanceID: m.SystemID}
+	status := m.Status
+	if m.InMemory() {
+		status = machine.Deploying // the same deployment, once more
+	}
+	switch status {
 	case machine.Deploying:
+		t.Ephemeral = m.EphemeralDeploy
 		f, err := s.imageFor(ctx, m)
 		if err != nil {
 			return t, err
