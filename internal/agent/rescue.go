@@ -39,7 +39,7 @@ func Rescue(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 		a.Logf("rescue: ssh %v (skipped)", err)
 	}
 	if len(keys) == 0 {
-		return errors.New("rescue mode needs the owner's SSH keys, and the owner has none that parse (add one with sshkeys op=new)")
+		return errors.New("rescue mode needs the owner's SSH keys, and the owner has none that parse (add one with POST account/prefs/sshkeys/)")
 	}
 	if err := installApplets(); err != nil {
 		a.Logf("busybox applets: %v", err)

@@ -79,7 +79,7 @@ func (s *site) rescueRoundTrip(id string, b *ipmisim.BMC, disk, marker string) {
 	t := s.t
 	t.Helper()
 	owner, stranger := newSSHKey(t), newSSHKey(t)
-	s.api("POST", "account/prefs/sshkeys/", url.Values{"op": {"new"}, "key": {string(ssh.MarshalAuthorizedKey(owner.PublicKey()))}}, nil)
+	s.api("POST", "account/prefs/sshkeys/", url.Values{"key": {string(ssh.MarshalAuthorizedKey(owner.PublicKey()))}}, nil)
 
 	t0 := time.Now()
 	var m apiMachine
