@@ -87,6 +87,13 @@ type Agent struct {
 	// (PrepareRescueMachine mounts /dev/pts).
 	PrepareRescue func() error
 
+	// MemoryRoot is where a deployment to memory is unpacked (default
+	// DefaultMemoryRoot); MountMemory, when set, mounts a tmpfs there, and
+	// SwitchRoot boots it (nil: this environment cannot).
+	MemoryRoot  string
+	MountMemory func(dir string) error
+	SwitchRoot  func(root, init string) error
+
 	// BlockDir and DevDir are where the disks are listed (sysfs) and
 	// opened; defaults /sys/block and /dev.
 	BlockDir, DevDir string

@@ -43,7 +43,8 @@ var stallTimeout = 60 * time.Second
 
 // Deploy is the deploying phase: the task's image written to disk and
 // verified, a cloud-init NoCloud seed with the first-boot settings beside
-// it, INSTALLED signalled, then a reboot into the installed system.
+// it, INSTALLED signalled, then a reboot into the installed system. A
+// deployment to memory (task.Ephemeral) is deployToMemory's.
 func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	var task agentapi.Task
 	err := a.timed("task", func() error {
@@ -70,6 +71,9 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	hc := imageHTTPClient()
 	src = a.imageSource(ctx, hc, img, src)
+	if task.Ephemeral {
+		return a.deployToMemory(ctx, task, hc, src, img)
+	}
 	if task.Storage != nil && isTarball(img.FileType) {
 		if err := a.deployLayout(ctx, task, hc, src, img); err != nil {
 			return err
