@@ -172,6 +172,10 @@ func TestDeployDriftRelease(t *testing.T) {
 	if n := bytes.Count(head, []byte{0}); n != len(head) {
 		t.Fatalf("after a quick erase the disk's first MiB has %d non-zero bytes", len(head)-n)
 	}
+	fd.Close()
+
+	// Deploy to memory on the same machine: the disk stays as it is.
+	s.deployToMemory(m.SystemID, f, disk)
 }
 
 // deployVanishing deploys machine id with an image that is deleted once
