@@ -46,13 +46,7 @@ var stallTimeout = 60 * time.Second
 // it, INSTALLED signalled, then a reboot into the installed system. A
 // deployment to memory (task.Ephemeral) is deployToMemory's.
 func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
-	var task agentapi.Task
-	err := a.timed("task", func() error {
-		return a.retry(ctx, "task", func(ctx context.Context) (err error) {
-			task, err = a.Client.Task(ctx)
-			return err
-		})
-	})
+	task, err := a.fetchTask(ctx)
 	if err != nil {
 		return err
 	}
@@ -150,6 +144,17 @@ func (a *Agent) installed(ctx context.Context, task agentapi.Task) error {
 	a.Logf("signal status=%s", agentapi.StatusInstalled)
 	a.rebootAfter, a.waitBMC = true, task.RebootByBMC
 	return nil
+}
+
+// fetchTask asks the region what the phase is to do, as a timed stage.
+func (a *Agent) fetchTask(ctx context.Context) (task agentapi.Task, err error) {
+	err = a.timed("task", func() error {
+		return a.retry(ctx, "task", func(ctx context.Context) (err error) {
+			task, err = a.Client.Task(ctx)
+			return err
+		})
+	})
+	return task, err
 }
 
 // imageURL resolves the image's URL against the metadata URL, so the

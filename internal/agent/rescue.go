@@ -24,13 +24,7 @@ const DefaultRescueAddr = ":22"
 // exit from rescue mode does that through the BMC). The disks are left
 // alone: they are there under /dev for the operator.
 func Rescue(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
-	var task agentapi.Task
-	err := a.timed("task", func() error {
-		return a.retry(ctx, "task", func(ctx context.Context) (err error) {
-			task, err = a.Client.Task(ctx)
-			return err
-		})
-	})
+	task, err := a.fetchTask(ctx)
 	if err != nil {
 		return err
 	}
