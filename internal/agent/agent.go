@@ -60,6 +60,7 @@ var Phases = map[string]Phase{
 	agentapi.PhaseDeploying:     Deploy,
 	agentapi.PhaseDiskErasing:   Erase,
 	agentapi.PhaseReleasing:     Release,
+	agentapi.PhaseRescue:        Rescue,
 }
 
 // Agent runs the flow once.
@@ -78,6 +79,20 @@ type Agent struct {
 	// default 2 seconds.
 	ScriptReportEvery time.Duration
 	Phases            map[string]Phase // default Phases
+
+	// RescueAddr is where rescue mode's SSH server listens; default
+	// DefaultRescueAddr.
+	RescueAddr string
+	// PrepareRescue, when set, readies the machine for rescue shells
+	// (PrepareRescueMachine mounts /dev/pts).
+	PrepareRescue func() error
+
+	// MemoryRoot is where a deployment to memory is unpacked (default
+	// DefaultMemoryRoot); MountMemory, when set, mounts a tmpfs there, and
+	// SwitchRoot boots it (nil: this environment cannot).
+	MemoryRoot  string
+	MountMemory func(dir string) error
+	SwitchRoot  func(root, init string) error
 
 	// BlockDir and DevDir are where the disks are listed (sysfs) and
 	// opened; defaults /sys/block and /dev.

@@ -211,9 +211,9 @@ func TestProceedCommissioning(t *testing.T) {
 
 func TestUnsupportedPhaseFails(t *testing.T) {
 	reg, power, _ := runAgent(t, map[string][]answer{
-		agentapi.HelloPath: {{resp: agentapi.HelloResponse{Action: agentapi.ActionProceed, Phase: agentapi.PhaseRescue, Token: "tok:en:secret"}}},
+		agentapi.HelloPath: {{resp: agentapi.HelloResponse{Action: agentapi.ActionProceed, Phase: "firmware_update", Token: "tok:en:secret"}}},
 	}, nil)
-	if len(reg.signals) != 1 || reg.signals[0].Status != agentapi.StatusFailed || reg.signals[0].Error != "the ephemeral environment cannot run phase rescue yet" {
+	if len(reg.signals) != 1 || reg.signals[0].Status != agentapi.StatusFailed || reg.signals[0].Error != "the ephemeral environment cannot run phase firmware_update yet" {
 		t.Fatalf("signals %v", statuses(reg.signals))
 	}
 	if got := power.get(); len(got) != 1 || got[0] != "poweroff" {

@@ -43,15 +43,10 @@ var stallTimeout = 60 * time.Second
 
 // Deploy is the deploying phase: the task's image written to disk and
 // verified, a cloud-init NoCloud seed with the first-boot settings beside
-// it, INSTALLED signalled, then a reboot into the installed system.
+// it, INSTALLED signalled, then a reboot into the installed system. A
+// deployment to memory (task.Ephemeral) is deployToMemory's.
 func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
-	var task agentapi.Task
-	err := a.timed("task", func() error {
-		return a.retry(ctx, "task", func(ctx context.Context) (err error) {
-			task, err = a.Client.Task(ctx)
-			return err
-		})
-	})
+	task, err := a.fetchTask(ctx)
 	if err != nil {
 		return err
 	}
@@ -70,6 +65,9 @@ func Deploy(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	}
 	hc := imageHTTPClient()
 	src = a.imageSource(ctx, hc, img, src)
+	if task.Ephemeral {
+		return a.deployToMemory(ctx, task, hc, src, img)
+	}
 	if task.Storage != nil && isTarball(img.FileType) {
 		if err := a.deployLayout(ctx, task, hc, src, img); err != nil {
 			return err
@@ -146,6 +144,17 @@ func (a *Agent) installed(ctx context.Context, task agentapi.Task) error {
 	a.Logf("signal status=%s", agentapi.StatusInstalled)
 	a.rebootAfter, a.waitBMC = true, task.RebootByBMC
 	return nil
+}
+
+// fetchTask asks the region what the phase is to do, as a timed stage.
+func (a *Agent) fetchTask(ctx context.Context) (task agentapi.Task, err error) {
+	err = a.timed("task", func() error {
+		return a.retry(ctx, "task", func(ctx context.Context) (err error) {
+			task, err = a.Client.Task(ctx)
+			return err
+		})
+	})
+	return task, err
 }
 
 // imageURL resolves the image's URL against the metadata URL, so the

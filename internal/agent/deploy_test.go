@@ -88,7 +88,7 @@ func sha(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:
 
 // runPhase runs the agent through one phase against a fake region that
 // answers the task.
-func runPhase(t *testing.T, phase string, task agentapi.Task, blockDir, devDir string) (*region, *fakePower, string) {
+func runPhase(t *testing.T, phase string, task agentapi.Task, blockDir, devDir string, tweak ...func(*Agent)) (*region, *fakePower, string) {
 	t.Helper()
 	reg := &region{t: t, answers: map[string][]answer{
 		agentapi.HelloPath: {{resp: agentapi.HelloResponse{Action: agentapi.ActionProceed, Phase: phase, Token: "tok:en:secret"}}},
@@ -109,6 +109,9 @@ func runPhase(t *testing.T, phase string, task agentapi.Task, blockDir, devDir s
 		Sys:     fakeSystem{}, Power: power, Console: &syncWriter{w: &console},
 		Backoff: time.Millisecond, RetryFor: 5 * time.Second, BMCResetWait: 20 * time.Millisecond,
 		BlockDir: blockDir, DevDir: devDir,
+	}
+	for _, f := range tweak {
+		f(a)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

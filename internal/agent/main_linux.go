@@ -24,7 +24,8 @@ func Main() {
 		}
 	}()
 	SetupPID1(stderr)
-	a := &Agent{Console: stderr, Power: power}
+	a := &Agent{Console: stderr, Power: power, PrepareRescue: PrepareRescueMachine,
+		MountMemory: MountMemoryRoot, SwitchRoot: SwitchRootTo}
 	a.Stage("kernel-to-agent", Uptime())
 	if err := boot(a); err != nil {
 		a.Logf("FATAL: %v", err)

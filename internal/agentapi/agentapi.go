@@ -166,6 +166,9 @@ type Task struct {
 	// Disk is the kernel name of the disk to write ("sda", "vda"); empty
 	// means the agent picks the first non-removable disk large enough.
 	Disk string `json:"disk,omitempty"`
+	// Ephemeral says the deployment runs from memory: the disks are not
+	// touched; the image's root goes to a tmpfs with the seed in it.
+	Ephemeral bool `json:"ephemeral,omitempty"`
 	// Erase is "quick", "full", "secure" or "secure-quick" for disk erasing.
 	Erase string `json:"erase,omitempty"`
 	// RebootByBMC says the region reboots the machine through its BMC

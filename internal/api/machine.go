@@ -233,7 +233,8 @@ func (s *Server) action(a machine.Action) handlerFunc {
 	}
 }
 
-// deployOptions reads user_data (base64, as MAAS takes it) and hostname.
+// deployOptions reads user_data (base64, as MAAS takes it), hostname and
+// ephemeral_deploy (MAAS 3.5: run the image from memory, disks untouched).
 func deployOptions(r *request, in *machine.Input) error {
 	if v := r.form.Get("user_data"); v != "" {
 		b, err := base64.StdEncoding.DecodeString(v)
@@ -244,6 +245,13 @@ func deployOptions(r *request, in *machine.Input) error {
 			return badField("user_data", "must be at most 1 MiB")
 		}
 		in.UserData = b
+	}
+	if r.form.Has("ephemeral_deploy") {
+		v, err := boolParam(r, "ephemeral_deploy")
+		if err != nil {
+			return err
+		}
+		in.Ephemeral = v
 	}
 	if h := r.form.Get("hostname"); h != "" {
 		if err := machine.ValidateHostname(h); err != nil {

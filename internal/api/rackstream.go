@@ -66,7 +66,7 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			at = time.Now()
 		}
 		if m := owner[e.MAC]; m != nil {
-			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.AwaitsLocalBoot() {
+			if e.Kind == "config" && e.Purpose == string(machine.BootLocal) && m.EndsOnLocalBoot() {
 				bootedLocal = append(bootedLocal, m.SystemID)
 			}
 			if e.IP != "" {

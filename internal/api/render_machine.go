@@ -153,7 +153,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 	j := machineJSON{
 		ResourceURI: machineURI(m.SystemID), SystemID: m.SystemID, Hostname: m.Hostname, Description: m.Description,
 		HardwareUUID: optional(m.HardwareUUID), Domain: renderDomain(m.Domain), FQDN: m.FQDN(),
-		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, CacheSets: []cacheSetJSON{}, BCaches: []bcacheJSON{},
+		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, EphemeralDeploy: m.EphemeralDeploy, CacheSets: []cacheSetJSON{}, BCaches: []bcacheJSON{},
 		Architecture: m.Architecture, CPUCount: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
 		Status: int(m.Status), OSystem: m.OSystem, DistroSeries: m.DistroSeries, Netboot: m.NetbootFlag(),
 		PowerType: m.PowerType, PowerState: string(m.PowerState),

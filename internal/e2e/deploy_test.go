@@ -74,7 +74,8 @@ func countIn(path, text string) int {
 // hostname and user data it got from Anvil. Its QEMU process is then killed
 // behind Anvil's back: with drift policy enforce Anvil powers it back on
 // and it boots its disk again; with warn it stays off and the drift is on
-// the machine. Released with quick erase, its disk's start is wiped and it
+// the machine. Between the deployment and the drift it goes through
+// rescue mode (rescueRoundTrip). Released with quick erase, its disk's start is wiped and it
 // ends READY and off.
 func TestDeployDriftRelease(t *testing.T) {
 	s := newSite(t, []string{"tapF0"}, nil, "--power-poll-interval", "3s", "--drift-grace", "10s")
@@ -110,6 +111,10 @@ func TestDeployDriftRelease(t *testing.T) {
 	s.waitSerial(f, "the deployed OS to print its settings", 3*time.Minute, func(out string) bool { return strings.Contains(out, marker) })
 	clock.mark("os")
 	t.Log(clock.report("op=deploy to the deployed OS", "firmware", "dhcp", "loader", "kernel", "agent", "done", "deployed", "os"))
+
+	// Rescue mode: in with the owner's key, the disk read there, out to
+	// the deployed OS again.
+	s.rescueRoundTrip(m.SystemID, f, disk, marker)
 
 	// Power drift, enforce: killed behind Anvil's back, powered back on.
 	s.api("PUT", "machines/"+m.SystemID+"/", url.Values{"drift_policy": {"enforce"}}, nil)
@@ -167,6 +172,10 @@ func TestDeployDriftRelease(t *testing.T) {
 	if n := bytes.Count(head, []byte{0}); n != len(head) {
 		t.Fatalf("after a quick erase the disk's first MiB has %d non-zero bytes", len(head)-n)
 	}
+	fd.Close()
+
+	// Deploy to memory on the same machine: the disk stays as it is.
+	s.deployToMemory(m.SystemID, f, disk)
 }
 
 // deployVanishing deploys machine id with an image that is deleted once

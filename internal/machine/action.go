@@ -90,6 +90,7 @@ type Input struct {
 	DistroSeries string
 	UserData     []byte
 	Hostname     string // renames the machine for the deployment, when set
+	Ephemeral    bool   // deploy to memory (ephemeral_deploy), not to disk
 	// Annotations are set_workload_annotations' keys; an empty value
 	// removes its key.
 	Annotations map[string]string

@@ -36,14 +36,54 @@ func PurposeOf(s Status) BootPurpose {
 
 // BootPurposeOf decides a known machine's boot: PurposeOf its status,
 // except that a deploying machine whose image is on its disk (Netboot
-// off) boots that disk: the rack's local answer is what shows it booted.
+// off) boots that disk, and so does a deployed machine leaving rescue
+// mode: the rack's local answer is what shows it booted.
 func BootPurposeOf(m *Machine) BootPurpose {
-	if m.AwaitsLocalBoot() {
+	if m.AwaitsLocalBoot() || m.LeavesRescueForDisk() {
 		return BootLocal
 	}
+	if m.InMemory() {
+		return BootInstall
+	}
 	return PurposeOf(m.Status)
+}
+
+// InMemory says the machine is deployed to memory: its disk holds nothing
+// of the deployment, so each of its boots is a network boot into the
+// deployer, which runs the same deployment from memory again (as MAAS
+// re-deploys an ephemeral deployment on every boot).
+func (m *Machine) InMemory() bool { return m.Status == Deployed && m.EphemeralDeploy }
+
+// PhaseFor names the work the environment does for m: PhaseOf its status,
+// and deploying again for a machine deployed to memory.
+func PhaseFor(m *Machine) string {
+	if m.InMemory() {
+		return PhaseOf(Deploying)
+	}
+	return PhaseOf(m.Status)
 }
 
 // AwaitsLocalBoot says the machine is deploying and its image is on disk:
 // its next boot from disk ends the phase.
 func (m *Machine) AwaitsLocalBoot() bool { return m.Status == Deploying && !m.Netboot }
+
+// LeavesRescueForDisk says the machine is leaving rescue mode back to its
+// deployed OS: its next boot from disk ends the exit.
+func (m *Machine) LeavesRescueForDisk() bool {
+	return m.Status == ExitingRescueMode && m.PreviousStatus == Deployed
+}
+
+// EndsOnLocalBoot says the rack answering the machine's network boot with
+// a local boot is news for its status (AwaitsLocalBoot or
+// LeavesRescueForDisk).
+func (m *Machine) EndsOnLocalBoot() bool { return m.AwaitsLocalBoot() || m.LeavesRescueForDisk() }
+
+// ownerless are the statuses in which MAAS keeps no owner: a rescue that
+// returns to one gives back the machine it lent to the rescuer.
+func ownerless(s Status) bool {
+	switch s {
+	case New, FailedCommissioning, Ready, Missing, Retired, Commissioning:
+		return true
+	}
+	return false
+}

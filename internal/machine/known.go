@@ -212,7 +212,7 @@ func Greet(m Machine, h Hello, awaited bool, cfg Config) HelloOutcome {
 		o.Answer = AnswerPowerOff
 		ev(LevelInfo, "Known machine", fmt.Sprintf("Booted the %s environment while New: known, told to power off", booted))
 	case want == BootEphemeral || want == BootInstall:
-		phase := PhaseOf(m.Status)
+		phase := PhaseFor(&m)
 		how := "with its own boot"
 		ok := booted == want && h.EnrolOK
 		if awaited && !ok {

@@ -57,6 +57,10 @@ type Machine struct {
 	// Netboot says the machine network-boots Anvil's environment; a
 	// deploying machine turns it off once its image is on disk.
 	Netboot bool
+	// EphemeralDeploy says the deployment runs from memory (MAAS 3.5's
+	// ephemeral_deploy): nothing is written to the disks, and every boot
+	// of the deployed machine network-boots the same deployment again.
+	EphemeralDeploy bool
 	// UserData is the cloud-init user data of the current deployment.
 	UserData []byte
 	Tags     []string

@@ -84,4 +84,6 @@ func (m *Machine) TestingStatus() ScriptStatus {
 // NetbootFlag is MAAS's netboot: true until an image is on the machine's
 // disk, so a deployed machine (or one deploying whose image is written)
 // boots locally and every other one boots from the network.
-func (m *Machine) NetbootFlag() bool { return m.Status != Deployed && !m.AwaitsLocalBoot() }
+func (m *Machine) NetbootFlag() bool {
+	return (m.Status != Deployed || m.EphemeralDeploy) && !m.AwaitsLocalBoot()
+}

@@ -126,6 +126,7 @@ func (s *stepper) moveTo(to Status, evType, text string) {
 		// (mark_fixed, a passed test, commissioning a broken machine): an
 		// owner left behind would make it unallocatable and unreleasable.
 		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
+		s.m.EphemeralDeploy = false
 	}
 	if d := s.cfg.TimeoutFor(to); d > 0 {
 		s.m.StatusExpires = s.in.Now.Add(d)
@@ -202,19 +203,32 @@ func (s *stepper) test() error {
 	return nil
 }
 
+// invalidTransition refuses in MAAS's words (its NodeStateViolation).
+func (s *stepper) invalidTransition(to Status) error {
+	return s.refuse(fmt.Sprintf("Invalid transition: %s -> %s.", s.before, to))
+}
+
+// enterRescue boots the environment with an SSH server for the owner. A
+// machine nobody owns becomes the rescuer's for the while, as MAAS hands
+// it to the user who started rescue mode; an owned one keeps its owner,
+// whose keys (and the workload's) stay the ones that count.
 func (s *stepper) enterRescue() error {
 	if !CanTransition(s.m.Status, EnteringRescueMode) {
-		return s.refuse("")
+		return s.invalidTransition(EnteringRescueMode)
+	}
+	if s.m.Owner == "" {
+		s.m.Owner = s.in.Actor.Name
 	}
 	s.startPhase(EnteringRescueMode, "Rescue mode", "Entering rescue mode")
 	return nil
 }
 
+// exitRescue returns the machine to where it was: a deployed one is
+// cycled and boots its disk (the boot config says local while exiting);
+// any other is powered off, which ends the exit.
 func (s *stepper) exitRescue() error {
-	switch s.m.Status {
-	case RescueMode, FailedEnteringRescueMode, FailedExitingRescueMode:
-	default:
-		return s.refuse("the machine is not in rescue mode")
+	if !CanTransition(s.m.Status, ExitingRescueMode) {
+		return s.invalidTransition(ExitingRescueMode)
 	}
 	s.moveTo(ExitingRescueMode, "Rescue mode", s.by("Exiting rescue mode"))
 	if s.m.PreviousStatus == Deployed {
@@ -274,6 +288,7 @@ func (s *stepper) deploy() error {
 	s.m.OSystem = firstNonEmpty(s.in.OSystem, s.cfg.DefaultOSystem)
 	s.m.DistroSeries = firstNonEmpty(s.in.DistroSeries, s.cfg.DefaultDistroSeries)
 	s.m.UserData, s.m.Netboot = append([]byte(nil), s.in.UserData...), true
+	s.m.EphemeralDeploy = s.in.Ephemeral
 	if s.in.Hostname != "" {
 		s.m.Hostname = s.in.Hostname
 	}
@@ -293,6 +308,13 @@ func (s *stepper) release() error {
 	}
 	s.m.PreviousStatus = s.m.Status
 	s.m.EraseMode = s.in.Erase
+	if s.m.EphemeralDeploy && s.in.Erase != EraseNone {
+		// A deployment in memory wrote nothing: there is nothing to wipe.
+		s.m.EraseMode = EraseNone
+		s.moveTo(Releasing, "Releasing", s.by("Releasing (deployed to memory: no disk was written, so none is erased)"))
+		s.power = PowerDown
+		return nil
+	}
 	if s.in.Erase != EraseNone {
 		s.moveTo(DiskErasing, "Releasing", s.by(fmt.Sprintf("Releasing with %s erase", s.in.Erase)))
 		s.power = PowerRestart // the erase runs in the ephemeral environment
@@ -352,16 +374,29 @@ func (s *stepper) succeed() error {
 		}
 	case Deploying:
 		s.moveTo(Deployed, "Deployed", s.withComment("Deployed"))
+	case Deployed:
+		if !s.m.EphemeralDeploy {
+			return s.refuse("no phase is in progress")
+		}
+		// A deployment in memory boots again on every boot.
+		s.record(LevelInfo, "Deployed", s.withComment("Booted the deployment in memory again"))
 	case Releasing, DiskErasing:
 		s.m.Owner, s.m.OSystem, s.m.DistroSeries, s.m.EraseMode, s.m.UserData, s.m.OwnerData = "", "", "", EraseNone, nil, nil
 		s.moveTo(Ready, "Released", s.withComment("Released"))
 		s.power = PowerDown
 	case EnteringRescueMode:
 		s.moveTo(RescueMode, "Rescue mode", s.withComment("In rescue mode"))
+	case RescueMode:
+		// The machine rebooted into the rescue environment again (someone
+		// rebooted it from the shell): its new host key is news.
+		s.record(LevelInfo, "Rescue mode", s.withComment("Rescue environment up again"))
 	case ExitingRescueMode:
 		to := s.m.PreviousStatus
 		if !CanTransition(ExitingRescueMode, to) {
 			to = Ready
+		}
+		if ownerless(to) {
+			s.m.Owner = "" // the rescuer held it only for the rescue
 		}
 		s.moveTo(to, "Rescue mode", s.withComment("Left rescue mode"))
 	default:

@@ -314,7 +314,7 @@ var stepTable = map[Status]map[Action]expect{
 		Test:           goes(Testing, pCycle),
 		PowerOnAction:  goes(RescueMode, pOn),
 		PowerOffAction: goes(RescueMode, pOff),
-		Succeed:        refused,
+		Succeed:        goes(RescueMode, pNone), // the environment is up again after a reboot
 		Fail:           refused,
 		Heartbeat:      refused,
 		Installed:      refused,
@@ -328,7 +328,7 @@ var stepTable = map[Status]map[Action]expect{
 		MarkBroken:     goes(Broken, pNone),
 		MarkFixed:      refused,
 		EnterRescue:    refused,
-		ExitRescue:     refused, // not in rescue mode yet: abort instead
+		ExitRescue:     goes(ExitingRescueMode, pCycle), // MAAS lets an exit overtake the entry
 		Test:           refused,
 		PowerOnAction:  goes(EnteringRescueMode, pOn),
 		PowerOffAction: goes(EnteringRescueMode, pOff),

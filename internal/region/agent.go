@@ -41,6 +41,9 @@ const maxMACs = machine.MaxInventoryNICs
 // disk, which the loop guard stops (machine.Greet).
 func keepEnrol(m *machine.Machine) {
 	p := machine.PurposeOf(m.Status)
+	if m.InMemory() {
+		p = machine.BootInstall // each boot deploys it to memory again
+	}
 	netboot := m.Status != machine.New && (p == machine.BootEphemeral || p == machine.BootInstall)
 	switch {
 	case netboot && m.EnrolSecret == "":
@@ -533,9 +536,14 @@ func inventorySummary(inv machine.Inventory) string {
 // Task is what the current phase of m is to do. imagesURL is where the
 // machine fetches images from (…/images/), as it reaches the region.
 func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string) (agentapi.Task, error) {
-	t := agentapi.Task{Phase: machine.PhaseOf(m.Status), InstanceID: m.SystemID}
-	switch m.Status {
+	t := agentapi.Task{Phase: machine.PhaseFor(&m), InstanceID: m.SystemID}
+	status := m.Status
+	if m.InMemory() {
+		status = machine.Deploying // the same deployment, once more
+	}
+	switch status {
 	case machine.Deploying:
+		t.Ephemeral = m.EphemeralDeploy
 		f, err := s.imageFor(ctx, m)
 		if err != nil {
 			return t, err
@@ -547,14 +555,15 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		if t.NetworkConfig, err = s.networkConfig(ctx, m); err != nil {
 			return t, err
 		}
-		if m.Owner != "" {
-			ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
-			if err != nil {
-				return t, err
-			}
-			for _, k := range ks {
-				t.SSHKeys = append(t.SSHKeys, k.Key)
-			}
+		if t.SSHKeys, err = s.ownerKeys(ctx, m); err != nil {
+			return t, err
+		}
+	case machine.EnteringRescueMode, machine.RescueMode:
+		// The rescue environment's SSH server lets these keys in, and
+		// no others.
+		var err error
+		if t.SSHKeys, err = s.ownerKeys(ctx, m); err != nil {
+			return t, err
 		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
@@ -565,6 +574,22 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		}
 	}
 	return t, nil
+}
+
+// ownerKeys are the SSH public keys of the machine's owner.
+func (s *Service) ownerKeys(ctx context.Context, m machine.Machine) ([]string, error) {
+	if m.Owner == "" {
+		return nil, nil
+	}
+	ks, err := s.Store.ListSSHKeys(ctx, m.Owner)
+	if err != nil {
+		return nil, fmt.Errorf("ssh keys of %s: %w", m.Owner, err)
+	}
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.Key)
+	}
+	return out, nil
 }
 
 // ErrNoImage is a deployment whose image is not uploaded.

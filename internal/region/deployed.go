@@ -27,6 +27,9 @@ func (s *Service) BootedLocal(ctx context.Context, systemID string) error {
 	if err != nil {
 		return err
 	}
+	if m.LeavesRescueForDisk() {
+		return s.leftRescue(ctx, systemID)
+	}
 	if !m.AwaitsLocalBoot() {
 		return nil
 	}
@@ -56,6 +59,23 @@ func (s *Service) OSReported(ctx context.Context, systemID string, issued machin
 	if errors.Is(err, errNotAwaiting) {
 		return &machine.TransitionError{Status: machine.Deploying, Action: machine.Succeed,
 			Reason: "the image is not written yet, so no installed OS can have booted"}
+	}
+	return err
+}
+
+// leftRescue ends a deployed machine's exit from rescue mode: the rack
+// sent its network boot to the disk, so it runs its deployed OS again.
+func (s *Service) leftRescue(ctx context.Context, systemID string) error {
+	before := func(m *machine.Machine) ([]machine.Event, error) {
+		if !m.LeavesRescueForDisk() {
+			return nil, errNotAwaiting
+		}
+		return nil, nil
+	}
+	_, _, err := s.act(ctx, machine.SystemActor, systemID, machine.Input{Action: machine.Succeed,
+		Comment: "the machine booted from its disk"}, actOpts{before: before})
+	if errors.Is(err, errNotAwaiting) || errors.Is(err, store.ErrNotFound) {
+		return nil // it moved on meanwhile
 	}
 	return err
 }

@@ -17,6 +17,7 @@ func testCreateAndGet(t *testing.T, s store.Store) {
 	m := newMachine("node1", mac(1), mac(2))
 	m.StatusExpires = ts(30)
 	m.Owner, m.OSystem, m.DistroSeries, m.EraseMode = "alice", "ubuntu", "noble", machine.EraseQuick
+	m.EphemeralDeploy = true
 	before := time.Now().UTC().Add(-time.Second)
 	create(t, s, m, machine.Event{Type: "Created", Level: machine.LevelInfo, Description: "added", User: "alice"})
 

@@ -9,6 +9,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/kmod"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -28,15 +29,18 @@ var (
 	rootfsErr  error
 )
 
-const rootfsVersion = "rootfs-1"
+const rootfsVersion = "rootfs-2"
 
 // BuildRootfs returns the path and size of a gzipped root filesystem
 // tarball (.tgz): Debian's kernel as /boot/vmlinuz-<version> and the
 // busybox initramfs of Initramfs as /boot/initrd.img-<version>, which does
 // all the work (it prints the ANVIL-DEPLOYED line), in a small tree with
 // what installers must keep: directories, modes (setuid too), owners,
-// symbolic and hard links, device nodes. It skips the test when the kernel
-// is missing. The file is shared and cached under os.TempDir().
+// symbolic and hard links, device nodes. It also boots as a root of its
+// own, as a deployment to memory runs it: /sbin/init (busybox sh, with
+// busybox as /usr/bin/busybox) prints the ANVIL-DEPLOYED line from the
+// NoCloud seed in /var/lib/cloud/seed/nocloud. It skips the test when the
+// kernel or busybox is missing. The file is shared and cached under os.TempDir().
 func BuildRootfs(t testing.TB) (path string, size int64) {
 	t.Helper()
 	rootfsOnce.Do(buildRootfs)
@@ -65,10 +69,20 @@ func buildRootfs() {
 		rootfsSkip = err
 		return
 	}
+	bbPath, err := exec.LookPath("busybox")
+	if err != nil {
+		rootfsSkip = err
+		return
+	}
+	busybox, err := os.ReadFile(bbPath)
+	if err != nil {
+		rootfsSkip = err
+		return
+	}
 	RootfsKernelVersion = kv
 	h := sha256.New()
-	io.WriteString(h, rootfsVersion+"\x00"+kv+"\x00")
-	for _, b := range [][]byte{kernel, initrd} {
+	io.WriteString(h, rootfsVersion+"\x00"+kv+"\x00"+rootInit+"\x00")
+	for _, b := range [][]byte{kernel, initrd, busybox} {
 		fmt.Fprintf(h, "%d\x00", len(b))
 		h.Write(b)
 	}
@@ -80,7 +94,7 @@ func buildRootfs() {
 	}
 	rootfsPath = filepath.Join(dir, "rootfs.tgz")
 	rootfsSize, rootfsErr = compressed(rootfsPath, func(w io.Writer) error {
-		return writeRootfs(w, kv, kernel, initrd)
+		return writeRootfs(w, kv, kernel, initrd, busybox)
 	})
 }
 
@@ -103,13 +117,37 @@ var RootfsFiles = []tar.Header{
 	{Name: "./usr/", Typeflag: tar.TypeDir, Mode: 0o755},
 	{Name: "./usr/bin/", Typeflag: tar.TypeDir, Mode: 0o755},
 	{Name: "./usr/bin/su", Typeflag: tar.TypeReg, Mode: 0o4755},
+	{Name: "./usr/bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755},
 	{Name: "./sbin", Typeflag: tar.TypeSymlink, Linkname: "usr/sbin"},
 	{Name: "./usr/sbin/", Typeflag: tar.TypeDir, Mode: 0o755},
+	{Name: "./usr/sbin/init", Typeflag: tar.TypeReg, Mode: 0o755},
 	{Name: "./vmlinuz", Typeflag: tar.TypeSymlink, Linkname: "boot/vmlinuz-@KV@"},
 	{Name: "./initrd.img", Typeflag: tar.TypeSymlink, Linkname: "boot/initrd.img-@KV@"},
 }
 
-func writeRootfs(w io.Writer, kv string, kernel, initrd []byte) error {
+// rootInit is /sbin/init, for the tree booted as a root of its own (a
+// deployment to memory switches to it with the seed written in).
+const rootInit = `#!/usr/bin/busybox sh
+bb=/usr/bin/busybox
+$bb mount -t devtmpfs devtmpfs /dev 2>/dev/null
+$bb mount -t proc proc /proc 2>/dev/null
+say() {
+	echo "$1" >/dev/console
+	echo "$1" >/dev/ttyS0
+}
+seed=/var/lib/cloud/seed/nocloud
+echo "anvil: root filesystem booted as / (seed in $seed: $([ -f $seed/meta-data ] && echo yes || echo no))" >/dev/console
+if [ -f $seed/meta-data ]; then
+	host=$($bb sed -n 's/^local-hostname:[[:space:]]*//p' $seed/meta-data | $bb head -n 1 | $bb tr -d '\r"'"'"'')
+	ud=$($bb head -n 1 $seed/user-data 2>/dev/null | $bb tr -d '\r')
+	say "ANVIL-DEPLOYED hostname=$host userdata=$ud"
+else
+	say "ANVIL-DEPLOYED no-seed"
+fi
+while :; do $bb sleep 3600; done
+`
+
+func writeRootfs(w io.Writer, kv string, kernel, initrd, busybox []byte) error {
 	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
 	if err != nil {
 		return err
@@ -121,6 +159,8 @@ func writeRootfs(w io.Writer, kv string, kernel, initrd []byte) error {
 		"./etc/shadow":      []byte("root:*:19000:0:99999:7:::\n"),
 		"./home/user/notes": []byte("kept\n"),
 		"./usr/bin/su":      []byte("#!/bin/sh\n"),
+		"./usr/bin/busybox": busybox,
+		"./usr/sbin/init":   []byte(rootInit),
 	}
 	put := func(h tar.Header, data []byte) error {
 		h.ModTime = mtime
