@@ -14,14 +14,14 @@ const maasVersion = "3.5.0"
 // storage-deployment-ubuntu (partitions, RAID, LVM and bcache laid out at
 // deployment), network-deployment-ubuntu (bonds, VLANs and links written
 // to the deployed system's network configuration), bridging-interface-
-// ubuntu (create_bridge) and authenticate-api. Left out, because a client
-// seeing them would call what Anvil lacks: devices-management (no
-// devices), bridging-automatic-ubuntu (deploy takes no bridge_all) and
+// ubuntu (create_bridge), devices-management (devices/) and
+// authenticate-api. Left out, because a client seeing them would call what
+// Anvil lacks: bridging-automatic-ubuntu (deploy takes no bridge_all) and
 // ipv6-deployment-ubuntu (not proven end to end). Anvil's own: the event
 // stream (events/?op=watch) and the serialised power queue
 // (op=power_queue).
 var capabilities = []string{"networks-management", "static-ipaddresses", "storage-deployment-ubuntu",
-	"network-deployment-ubuntu", "bridging-interface-ubuntu", "authenticate-api",
+	"network-deployment-ubuntu", "bridging-interface-ubuntu", "devices-management", "authenticate-api",
 	"anvil-event-watch", "anvil-power-queue"}
 
 func (s *Server) versionRoutes() []route {
