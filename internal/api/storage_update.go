@@ -12,7 +12,8 @@ import (
 
 // updateBlockDevice is MAAS's block device update: on a Ready machine a
 // disk's name, model, serial, id_path, size and block_size, and a
-// virtual device's name (RAID, bcache, logical volume); on a Deployed
+// virtual device's name (RAID, bcache, logical volume) and a logical
+// volume's size; on a Deployed
 // one only a disk's name, model, serial and id_path (MAAS's deployed
 // form, which leaves out the other fields).
 func (s *Server) updateBlockDevice(w http.ResponseWriter, r *request) error {
@@ -38,10 +39,10 @@ func (s *Server) updateBlockDevice(w http.ResponseWriter, r *request) error {
 				return c, &machine.Violation{Msg: "Cannot update virtual block device because the machine is Deployed."}
 			}
 			if ch.Size != nil {
-				if !isLV(c, dev) {
-					return c, badField("size", "Size cannot be changed on this device.")
+				// Only a logical volume's size may change (MAAS's rule).
+				if c, err = storage.ResizeLV(c, dev, *ch.Size); err != nil {
+					return c, err
 				}
-				return c, badField("size", "Anvil does not resize logical volumes: delete and create it again.")
 			}
 			if ch.Name == nil {
 				return c, nil

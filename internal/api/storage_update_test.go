@@ -171,3 +171,47 @@ func TestBlockDeviceUpdateDeployed(t *testing.T) {
 		}
 	})
 }
+
+// TestLogicalVolumeResize: a logical volume's size changes through the
+// block device update, as MAAS's virtual block device form allows:
+// rounded down to whole extents, within its group's free space; past it
+// is refused in MAAS's words with nothing stored.
+func TestLogicalVolumeResize(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		sid, _, _ := e.blankForGomaas("lvresize", "52:54:00:1e:00:01")
+		e.must(200, "POST", "machines/"+sid+"/", e.admin, url.Values{"op": {"set_storage_layout"}, "storage_layout": {"lvm"}}, nil)
+		lv := func() (int, int64) {
+			var bds []struct {
+				ID   int    `json:"id"`
+				Name string `json:"name"`
+				Size int64  `json:"size"`
+			}
+			e.must(200, "GET", "nodes/"+sid+"/blockdevices/", e.admin, nil, &bds)
+			for _, b := range bds {
+				if b.Name == "vgroot-lvroot" {
+					return b.ID, b.Size
+				}
+			}
+			t.Fatalf("no vgroot-lvroot: %+v", bds)
+			return 0, 0
+		}
+		id, full := lv()
+		path := "nodes/" + sid + "/blockdevices/" + strconv.Itoa(id) + "/"
+		e.must(200, "PUT", path, e.admin, url.Values{"size": {"4294967297"}}, nil)
+		if _, got := lv(); got != 4<<30 {
+			t.Fatalf("after the shrink the volume is %d bytes, want %d (rounded down to extents)", got, int64(4<<30))
+		}
+		before := e.rawStorage(sid)
+		if code, b := e.call("PUT", path, e.admin, url.Values{"size": {strconv.FormatInt(full+8<<20, 10)}}); code != 400 ||
+			!strings.Contains(string(b), "There is not enough free space") || !strings.Contains(string(b), "on volume group vgroot.") {
+			t.Fatalf("growing past the group: %d %s", code, b)
+		}
+		if after := e.rawStorage(sid); after != before {
+			t.Fatalf("a refused resize changed the storage")
+		}
+		e.must(200, "PUT", path, e.admin, url.Values{"size": {strconv.FormatInt(full, 10)}}, nil)
+		if _, got := lv(); got != full {
+			t.Fatalf("grown back to %d, want %d", got, full)
+		}
+	})
+}

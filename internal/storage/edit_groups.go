@@ -358,3 +358,29 @@ func DeleteBcache(c Config, name string) (Config, error) {
 	c.dropFS(name)
 	return c, nil
 }
+
+// ResizeLV sets logical volume name's size (a block device name such as
+// vgroot-lvroot), rounded down to whole extents, as MAAS's virtual block
+// device update does: it may grow into the group's free space and shrink
+// to one extent. The filesystem on it is made at deploy, so nothing else
+// changes.
+func ResizeLV(c Config, name string, size int64) (Config, error) {
+	for i, vg := range c.VolumeGroups {
+		for j, lv := range vg.Volumes {
+			if LVName(vg.Name, lv.Name) != name {
+				continue
+			}
+			want := RoundDown(size, LVMExtentSize)
+			if want < LVMExtentSize {
+				return c, fieldErr("size", "Size is too small. Minimum size is %d.", LVMExtentSize)
+			}
+			if room := RoundDown(c.VGFree(vg.Name), LVMExtentSize) + lv.Size; want > room {
+				return c, fieldErr("__all__", "There is not enough free space (%s) on volume group %s.", Human(want), vg.Name)
+			}
+			c = c.clone()
+			c.VolumeGroups[i].Volumes[j].Size = want
+			return c, nil
+		}
+	}
+	return c, fieldErr("size", "Size cannot be changed on this device.")
+}
