@@ -1,6 +1,10 @@
 package store
 
-import "context"
+import (
+	"context"
+
+	"github.com/anvilmetal/anvil/internal/network"
+)
 
 // InterfaceStore keeps what a machine's interfaces need beyond the
 // network model's rows: the links its owner chose for the default
@@ -15,6 +19,10 @@ type InterfaceStore interface {
 	// a node's interface that has a MAC (AUTO once allocated, STATIC) and
 	// every reservation made for a MAC, by id.
 	DHCPHosts(ctx context.Context) ([]DHCPHost, error)
+	// MachineNetworks is the site's network and the interfaces of each
+	// machine named (with its chosen gateway links), read at once; an
+	// unknown system ID is left out.
+	MachineNetworks(ctx context.Context, systemIDs []string) (*network.Network, map[string]*network.Machine, error)
 }
 
 // DHCPHost pins a MAC to an address on a subnet.
