@@ -156,11 +156,15 @@ func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.Machin
 	if err != nil {
 		return err
 	}
+	ln, err := s.loadListNet(r.Context())
+	if err != nil {
+		return err
+	}
 	items := make([][]byte, len(vs))
 	var missing []string
 	at := map[string]int{}
 	for i, v := range vs {
-		if b, ok := s.cache.lookup(v.SystemID, v.Version, n.zone(v.Zone), n.pool(v.Pool)); ok {
+		if b, ok := s.cache.lookup(v.SystemID, v.Version, ln.stamp, n.zone(v.Zone), n.pool(v.Pool)); ok {
 			items[i] = b
 		} else {
 			missing = append(missing, v.SystemID)
@@ -172,9 +176,13 @@ func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.Machin
 		if err != nil {
 			return err
 		}
+		dress, err := s.dressers(r.Context(), ln, ms)
+		if err != nil {
+			return err
+		}
 		for i := range ms {
 			if k, ok := at[ms[i].SystemID]; ok {
-				items[k] = s.cache.render(&ms[i], n)
+				items[k] = s.cache.render(&ms[i], n, ln.stamp, dress[ms[i].SystemID])
 			}
 		}
 	}

@@ -112,6 +112,10 @@ func (s *Store) CreateInterface(ctx context.Context, i store.Interface) (store.I
 		if err != nil {
 			return err
 		}
+		// The machine's row first, as UpdateMachine locks it first.
+		if err := touchMachine(ctx, q, mid); err != nil {
+			return err
+		}
 		params, _ := json.Marshal(i.Params)
 		if i.Type == "" {
 			i.Type = "physical"
@@ -131,6 +135,10 @@ func (s *Store) UpdateInterface(ctx context.Context, i store.Interface) (store.I
 	err := s.inTx(ctx, func(q conn) error {
 		mid, err := s.interfaceCheck(ctx, q, i)
 		if err != nil {
+			return err
+		}
+		// The machine's row first, as UpdateMachine locks it first.
+		if err := touchMachine(ctx, q, mid); err != nil {
 			return err
 		}
 		params, _ := json.Marshal(i.Params)
@@ -203,6 +211,9 @@ func setParents(ctx context.Context, q conn, child int64, parents []int64) error
 
 func (s *Store) DeleteInterface(ctx context.Context, systemID string, id int64) error {
 	return s.inTx(ctx, func(q conn) error {
+		if err := touchSystemID(ctx, q, systemID); err != nil {
+			return err
+		}
 		return deleteRow(ctx, q, "interface", `DELETE FROM interfaces WHERE id = ? AND machine_id = (SELECT id FROM machines WHERE system_id = ?)`,
 			id, systemID)
 	})
