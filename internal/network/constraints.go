@@ -200,7 +200,7 @@ func valuePred(n *Network, key, v string) (ifacePred, error) {
 	case "type":
 		return func(_ *Node, i Interface) bool { return string(i.Type) == v }, nil
 	case "vlan":
-		ids, err := n.VLANsOf(v)
+		ids, err := n.vlansOf(v)
 		if err != nil {
 			return nil, err
 		}

@@ -64,16 +64,16 @@ func CompileMachine(n *Network, c MachineConstraints) (*MachineMatcher, error) {
 		return ids, nil
 	}
 	var err error
-	if m.subnets, err = resolve("subnets", "subnets", c.Subnets, n.SubnetsOf); err != nil {
+	if m.subnets, err = resolve("subnets", "subnets", c.Subnets, n.subnetsOfAll); err != nil {
 		return nil, err
 	}
-	if m.notSubnets, err = resolve("not_subnets", "subnets", c.NotSubnets, n.SubnetsOf); err != nil {
+	if m.notSubnets, err = resolve("not_subnets", "subnets", c.NotSubnets, n.subnetsOfAll); err != nil {
 		return nil, err
 	}
-	if m.vlans, err = resolve("vlans", "vlans", c.VLANs, n.VLANsOfAll); err != nil {
+	if m.vlans, err = resolve("vlans", "vlans", c.VLANs, n.vlansOfAll); err != nil {
 		return nil, err
 	}
-	if m.notVLANs, err = resolve("not_vlans", "vlans", c.NotVLANs, n.VLANsOfAll); err != nil {
+	if m.notVLANs, err = resolve("not_vlans", "vlans", c.NotVLANs, n.vlansOfAll); err != nil {
 		return nil, err
 	}
 	return m, nil

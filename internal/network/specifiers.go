@@ -165,9 +165,9 @@ func vid(s string) (int, error) {
 	return n, nil
 }
 
-// VLANsOf are the VLANs spec names: "fabric:", "id:", "name:", "subnet:",
+// vlansOf are the VLANs spec names: "fabric:", "id:", "name:", "subnet:",
 // "space:", "vid:", or a VID ("untagged" for 0) or name.
-func (n *Network) VLANsOf(spec string) (set, error) {
+func (n *Network) vlansOf(spec string) (set, error) {
 	typ, v := splitSpec(spec, "fabric", "id", "name", "subnet", "space", "vid")
 	var keep func(VLAN) bool
 	switch typ {
@@ -270,7 +270,7 @@ func (n *Network) subnetsOf(spec string) (set, error) {
 		}
 		keep = func(sn Subnet) bool { return vlanOf(sn).VID == t }
 	case "vlan":
-		vls, err := n.VLANsOf(v)
+		vls, err := n.vlansOf(v)
 		if err != nil {
 			return nil, err
 		}
@@ -287,14 +287,14 @@ func (n *Network) subnetsOf(spec string) (set, error) {
 	return collect(n.Subnets, subnetID, keep), nil
 }
 
-// SubnetsOf are the subnets any of specs names.
-func (n *Network) SubnetsOf(specs []string) (set, error) {
+// subnetsOfAll are the subnets any of specs names.
+func (n *Network) subnetsOfAll(specs []string) (set, error) {
 	return union(specs, n.subnetsOf)
 }
 
-// VLANsOfAll are the VLANs any of specs names.
-func (n *Network) VLANsOfAll(specs []string) (set, error) {
-	return union(specs, n.VLANsOf)
+// vlansOfAll are the VLANs any of specs names.
+func (n *Network) vlansOfAll(specs []string) (set, error) {
+	return union(specs, n.vlansOf)
 }
 
 func union(specs []string, of func(string) (set, error)) (set, error) {
