@@ -131,6 +131,7 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 // hostsOf is where machines' addresses enter DNS: each interface's
 // assigned addresses from IPAM, and the sighted address of a physical
 // interface that has none (a DHCP link: the rack saw what it was given).
+// Devices follow, with their IPAM addresses.
 func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error) {
 	sightings, err := s.store.MachineSightings(ctx, nil)
 	if err != nil {
@@ -193,7 +194,11 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 			out = append(out, dh)
 		}
 	}
-	return out, nil
+	devs, err := s.deviceHosts(ctx, ipam)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, devs...), nil
 }
 
 // isBoot says whether the interface named n is the machine's boot

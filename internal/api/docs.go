@@ -46,7 +46,7 @@ var docs = map[string]string{
 	"NodesHandler is_registered": doc("Say whether a MAC address belongs to a node.", "Needs no credentials.", req("mac_address", "string", "The MAC address.")),
 
 	"NodeHandler":                  "One node, whatever its type.",
-	"NodeHandler read":             doc("Read a node."),
+	"NodeHandler read":             doc("Read a node: a machine, or a device."),
 	"NodeHandler delete":           doc("Delete a node (administrators)."),
 	"NodeHandler details":          doc("Read what commissioning found on the node.", detailsDoc),
 	"NodeHandler power_parameters": doc("Read the node's power parameters, secrets included (administrators)."),

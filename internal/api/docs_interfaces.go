@@ -25,7 +25,7 @@ func init() {
 		opt("bridge_fd", "int", "Forward delay in seconds (15)."),
 	}
 	d := func(title, text string, ps ...string) string { return doc(title, append([]string{text}, ps...)...) }
-	edit := "Administrators, while the machine is New, Ready, Failed testing, Allocated or Broken."
+	edit := "Administrators, while the machine is New, Ready, Failed testing, Allocated or Broken; a device's, whoever may change the device, at any time (an AUTO link on a device gets its address at once)."
 	for k, v := range map[string]string{
 		"InterfacesHandler":      "A node's network interfaces.",
 		"InterfacesHandler read": doc("List the node's interfaces, with their VLANs, parents, children and links."),

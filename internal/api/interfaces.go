@@ -18,7 +18,8 @@ import (
 // A machine's interfaces are served as MAAS's InterfacesHandler and
 // InterfaceHandler: anyone who may see the machine reads them; changing
 // them is for administrators, while the machine is in a status MAAS
-// allows. Every change is applied to a copy of the machine's model and
+// allows. A device's are changed by whoever may edit the device, at any
+// time (see devices_ifaces.go). Every change is applied to a copy of the machine's model and
 // checked whole by network.Validate before anything is written.
 
 func (s *Server) interfacesRoutes() []route {
@@ -56,6 +57,8 @@ type ifaceEdit struct {
 	nm  *network.Machine
 	gw4 int
 	gw6 int
+	// dev is the device whose interfaces these are, nil for a machine.
+	dev *store.Device
 }
 
 // editable loads the machine for a change: 404 if the caller cannot see
@@ -65,8 +68,8 @@ func (s *Server) editable(r *request, what string, extra ...machine.Status) (*if
 	if err != nil {
 		return nil, err
 	}
-	if !r.who.user.Admin {
-		return nil, machine.ErrForbidden
+	if err := e.mayEdit(r); err != nil || e.dev != nil {
+		return e, err
 	}
 	if !slices.Contains(editableStatuses, e.m.Status) && !slices.Contains(extra, e.m.Status) {
 		return nil, &conflict{fmt.Sprintf("Cannot %s interface because the machine is not New, Ready, Allocated, or Broken.", what)}
@@ -75,7 +78,7 @@ func (s *Server) editable(r *request, what string, extra ...machine.Status) (*if
 }
 
 func (s *Server) loadEdit(r *request) (*ifaceEdit, error) {
-	m, err := s.visibleMachine(r)
+	m, dev, err := s.ifaceNode(r)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +91,7 @@ func (s *Server) loadEdit(r *request) (*ifaceEdit, error) {
 		return nil, err
 	}
 	nm.GatewayLink4, nm.GatewayLink6 = int(v4), int(v6)
-	return &ifaceEdit{m: m, n: n, nm: nm, gw4: int(v4), gw6: int(v6)}, nil
+	return &ifaceEdit{m: m, n: n, nm: nm, gw4: int(v4), gw6: int(v6), dev: dev}, nil
 }
 
 // iface finds the interface the path names, as MAAS's 404.
@@ -224,6 +227,9 @@ func (s *Server) createIface(t network.InterfaceType, what string) handlerFunc {
 		}
 		if t == network.Physical && i.Name == "" {
 			i.Name = nextEthName(e.nm)
+		}
+		if e.dev != nil {
+			e.deviceDefaults(r.form, &i)
 		}
 		childDefaults(r.form, e.n, e.nm, &i)
 		// A bond's or bridge's parents give their addresses to it, as in
@@ -364,6 +370,7 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 	if len(fe) > 0 {
 		return fe
 	}
+	pick := e.pickStatic(&lr.link)
 	old := slices.Clone(i.Links)
 	if fe := applyLink(e.n, &i, lr); len(fe) > 0 {
 		return fe
@@ -387,7 +394,7 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 			write.DropLinks = append(write.DropLinks, int64(l.ID))
 		}
 	}
-	link := storeLink(i.ID, lr.link, r.who.user.Name)
+	link := stickyIf(pick, storeLink(i.ID, lr.link, r.who.user.Name))
 	write.AddLink = &link
 	if lr.defaultGateway {
 		gw := [2]int64{int64(e.gw4), int64(e.gw6)}
@@ -404,6 +411,12 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 			return fielderr.Errors{"ip_address": {"IP address is already in use."}}
 		}
 		return ifaceStoreError(err)
+	}
+	// A device's AUTO link gets its address at once, as in MAAS.
+	if e.dev != nil && lr.link.Mode == network.LinkAuto {
+		if _, err := s.allocateDeviceLink(r, link); err != nil {
+			return err
+		}
 	}
 	return s.writeIface(w, r, e.m.SystemID, i.ID)
 }
@@ -572,8 +585,8 @@ func (s *Server) ifaceTag(add bool) handlerFunc {
 		if err != nil {
 			return err
 		}
-		if !r.who.user.Admin {
-			return machine.ErrForbidden
+		if err := e.mayEdit(r); err != nil {
+			return err
 		}
 		i, err := e.iface(r)
 		if err != nil {

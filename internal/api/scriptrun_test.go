@@ -177,6 +177,32 @@ func TestScriptsRunOnTheMachine(t *testing.T) {
 		if code != 200 || !strings.Contains(string(text), "bad memory at 0x10") || !strings.Contains(string(text), "disk-read - vda") {
 			t.Fatalf("download %d %s", code, text)
 		}
+		// MAAS's older view: one entry per finished result, stderr apart.
+		var older []struct {
+			Name   string            `json:"name"`
+			Exit   *int              `json:"script_result"`
+			Type   int               `json:"result_type"`
+			Node   map[string]string `json:"node"`
+			Data   string            `json:"data"`
+			Result string            `json:"resource_uri"`
+		}
+		e.must(200, http.MethodGet, "commissioning-results/", e.user, url.Values{"system_id": {id}, "result_type": {"2"}}, &older)
+		byName := map[string]string{}
+		for _, o := range older {
+			if o.Node["system_id"] != id || o.Type != 2 || o.Exit == nil {
+				t.Fatalf("commissioning-results entry %+v", o)
+			}
+			byName[o.Name] = dec(t, o.Data)
+		}
+		if len(older) != 5 || !strings.Contains(byName["stuck.err"], "timed out after 2s") || byName["disk-read"] != "reading /dev/vda\n" || byName["bad-memory"] != "half-way\n" ||
+			byName["bad-memory.err"] != "bad memory at 0x10\n" || !strings.Contains(byName["stuck"], "step 1 of 2") {
+			t.Fatalf("commissioning-results: %v", byName)
+		}
+		e.must(200, http.MethodGet, "installation-results/", e.user, url.Values{"name": {"bad-memory"}, "system_id": {id}}, &older)
+		if len(older) != 2 {
+			t.Fatalf("installation-results name=bad-memory: %+v", older)
+		}
+		e.answerSays(400, http.MethodGet, "commissioning-results/", e.user, url.Values{"result_type": {"x"}}, "integer")
 		e.must(200, http.MethodPost, "machines/"+id+"/", e.admin, url.Values{"op": {"override_failed_testing"}}, &m)
 		if m.StatusName != "Ready" {
 			t.Fatalf("after override: %s", m.StatusName)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/debimage"
 	"github.com/anvilmetal/anvil/internal/lab"
+	"github.com/anvilmetal/anvil/internal/lab/ipmisim"
 )
 
 // TestDeployDebianNetworkAndStorage deploys the README's Debian image the
@@ -30,43 +31,12 @@ import (
 // from inside and logs in again (it booted its disk); releases it and sees
 // the AUTO address freed.
 func TestDeployDebianNetworkAndStorage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("boots a QEMU machine")
-	}
-	if os.Getenv("ANVIL_REAL_OS") == "" {
-		t.Skip("about 30 minutes under TCG: set ANVIL_REAL_OS=1 to run it")
-	}
-	for _, bin := range []string{"debootstrap", "ssh", "ssh-keygen"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (network namespaces, the Debian image build)")
-	}
 	taps := []string{"tapR0", "tapR1", "tapR2"}
-	s := newSite(t, taps[:2], nil)
-	img, built, err := debimage.BuildCached(context.Background(), os.TempDir(), debimage.Options{})
-	if err != nil {
-		t.Fatalf("Debian image: %v", err)
-	}
-	if built > 0 {
-		t.Logf("built the Debian image in %s", built.Round(time.Second))
-	}
+	s, img, sshKey, pub := realOSSite(t, "30", taps[:2])
 	// The second fabric: its own bridge. VLAN 100 rides br0 tagged, and
 	// the namespace has an address on it.
 	s.ns.Bridge("br1", "198.51.100.1/24", taps[2])
 	s.ns.VLAN("br0", 100, "198.18.100.1/24", "vl100")
-
-	tmp := t.TempDir()
-	sshKey := filepath.Join(tmp, "id_ed25519")
-	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v %s", err, out)
-	}
-	pub, err := os.ReadFile(sshKey + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	macs := []string{"52:54:00:0e:01:01", "52:54:00:0e:01:02", "52:54:00:0e:01:03"}
 	qc := lab.QEMUConfig{MACs: macs, NetDevs: taps, Memory: 1024, Firmware: "efi"}
@@ -114,6 +84,12 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	s.api("POST", "ipranges/", url.Values{"type": {"reserved"}, "start_ip": {"198.51.100.1"}, "end_ip": {"198.51.100.9"},
 		"subnet": {strconv.Itoa(other.ID)}, "comment": {"the namespace's side"}}, nil)
 
+	// The provisioning subnet names the rack as its resolver, so the
+	// deployed OS's DHCP lease (on the bond) points it at Anvil's DNS; a
+	// record for another host checks names beyond the machine's own.
+	s.api("PUT", fmt.Sprintf("subnets/%d/", prov.ID), url.Values{"dns_servers": {regionIP}}, nil)
+	s.api("POST", "dnsresources/", url.Values{"fqdn": {"peer.maas"}, "ip_addresses": {"198.51.100.77"}}, nil)
+
 	var bond, vlanIf apiIface
 	s.api("POST", n+"interfaces/?op=create_bond", url.Values{"name": {"bond0"}, "parents": {strconv.Itoa(n1.ID), strconv.Itoa(n2.ID)},
 		"bond_mode": {"active-backup"}, "bond_miimon": {"100"}, "vlan": {strconv.Itoa(prov.VLAN.ID)}}, &bond)
@@ -145,35 +121,8 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 		t.Fatalf("NIC 3's AUTO link has address %q", auto)
 	}
 
-	ssh := func(host, command string) (string, error) {
-		out, err := exec.Command("ip", "netns", "exec", s.ns.Name, "ssh", "-i", sshKey, "-o", "BatchMode=yes",
-			"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
-			"debian@"+host, command).CombinedOutput()
-		return string(out), err
-	}
-	login := func(host string) {
-		t.Helper()
-		deadline := time.Now().Add(4 * time.Minute)
-		for {
-			out, err := ssh(host, "hostname")
-			if err == nil && strings.TrimSpace(lastLine([]byte(out))) == "row-r-u1" {
-				return
-			}
-			if time.Now().After(deadline) {
-				serial, _ := os.ReadFile(b.Serial())
-				t.Fatalf("ssh debian@%s: %v\n%s\nserial console:\n%s", host, err, out, tail(serial, 6000))
-			}
-			time.Sleep(3 * time.Second)
-		}
-	}
-	run := func(host, command string) string {
-		t.Helper()
-		out, err := ssh(host, command)
-		if err != nil {
-			t.Fatalf("ssh %s %q: %v\n%s", host, command, err, out)
-		}
-		return out
-	}
+	g := guest{s: s, key: sshKey, b: b, hostname: "row-r-u1"}
+	ssh, login, run := g.ssh, g.login, g.run
 	const static = "198.18.100.10"
 	login(static)
 	login(auto)
@@ -193,6 +142,15 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	}
 	checkStorage(t, func(c string) string { return run(static, c) })
 	run(static, "cloud-init status --wait >/dev/null || true")
+	// Names resolve through Anvil's DNS on the rack: the machine's own
+	// FQDN to one of its addresses, and another host's record.
+	if out := run(static, "getent hosts row-r-u1.maas"); !strings.Contains(out, static) && !strings.Contains(out, auto) &&
+		!strings.Contains(out, "192.0.2.") {
+		t.Fatalf("getent hosts row-r-u1.maas: %q", out)
+	}
+	if out := run(static, "getent hosts peer.maas"); !strings.Contains(out, "198.51.100.77") {
+		t.Fatalf("getent hosts peer.maas: %q (resolv.conf: %s)", out, run(static, "cat /etc/resolv.conf"))
+	}
 	if out := run(static, "cat /etc/anvil-e2e"); !strings.Contains(out, "deployed-by-anvil") {
 		t.Fatalf("user data's file: %q", out)
 	}
@@ -291,6 +249,7 @@ type apiIface struct {
 		VID      int `json:"vid"`
 	} `json:"vlan"`
 	Links []struct {
+		ID   int    `json:"id"`
 		Mode string `json:"mode"`
 		IP   string `json:"ip_address"`
 	} `json:"links"`
@@ -401,4 +360,87 @@ func (s *site) raid1LVM(id string) {
 	s.api("POST", fmt.Sprintf("%svolume-group/%d/?op=create_logical_volume", n, vg.ID), url.Values{"name": {"root"}}, &lv)
 	fs(swap.ID, "swap", "")
 	fs(lv.ID, "ext4", "/")
+}
+
+// guest reaches a deployed machine over SSH from the site's namespace
+// as cloud-init's default user, with the test's key.
+type guest struct {
+	s        *site
+	key      string
+	b        *ipmisim.BMC
+	hostname string
+}
+
+func (g guest) ssh(host, command string) (string, error) {
+	out, err := exec.Command("ip", "netns", "exec", g.s.ns.Name, "ssh", "-i", g.key, "-o", "BatchMode=yes",
+		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
+		"debian@"+host, command).CombinedOutput()
+	return string(out), err
+}
+
+// login waits (up to 4 minutes) until host lets the key in and names
+// itself by the machine's hostname.
+func (g guest) login(host string) {
+	g.s.t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		out, err := g.ssh(host, "hostname")
+		if err == nil && strings.TrimSpace(lastLine([]byte(out))) == g.hostname {
+			return
+		}
+		if time.Now().After(deadline) {
+			serial, _ := os.ReadFile(g.b.Serial())
+			g.s.t.Fatalf("ssh debian@%s: %v\n%s\nserial console:\n%s", host, err, out, tail(serial, 6000))
+		}
+		time.Sleep(3 * time.Second)
+	}
+}
+
+func (g guest) run(host, command string) string {
+	g.s.t.Helper()
+	out, err := g.ssh(host, command)
+	if err != nil {
+		g.s.t.Fatalf("ssh %s %q: %v\n%s", host, command, err, out)
+	}
+	return out
+}
+
+// realOSSite is what the real-OS tests start with: the checks that let
+// them run (ANVIL_REAL_OS set, root, the tools), a site on taps, the
+// cached Debian image, and an SSH key pair for cloud-init's user.
+func realOSSite(t *testing.T, minutes string, taps []string) (s *site, img, sshKey string, pub []byte) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a QEMU machine")
+	}
+	if os.Getenv("ANVIL_REAL_OS") == "" {
+		t.Skipf("about %s minutes under TCG: set ANVIL_REAL_OS=1 to run it", minutes)
+	}
+	for _, bin := range []string{"debootstrap", "ssh", "ssh-keygen"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (network namespaces, the Debian image build)")
+	}
+	// MAAS gives a deploy half an hour; under TCG the installed OS can
+	// take ten minutes after the image is written before cloud-init
+	// phones home, so the deploying window (twice this) must be long.
+	s = newSite(t, taps, nil, "--status-timeout", "20m")
+	img, built, err := debimage.BuildCached(context.Background(), os.TempDir(), debimage.Options{})
+	if err != nil {
+		t.Fatalf("Debian image: %v", err)
+	}
+	if built > 0 {
+		t.Logf("built the Debian image in %s", built.Round(time.Second))
+	}
+	sshKey = filepath.Join(t.TempDir(), "id_ed25519")
+	if out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", sshKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v %s", err, out)
+	}
+	if pub, err = os.ReadFile(sshKey + ".pub"); err != nil {
+		t.Fatal(err)
+	}
+	return s, img, sshKey, pub
 }

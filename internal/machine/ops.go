@@ -93,13 +93,24 @@ func (s *stepper) setWorkloadAnnotations() error {
 	if s.m.Owner == "" || s.m.Owner != s.in.Actor.Name {
 		return &Violation{"Cannot set workload annotation: it hasn't been acquired."}
 	}
-	data := cloneMap(s.m.OwnerData)
+	data, err := MergeAnnotations(s.m.OwnerData, s.in.Annotations)
+	if err != nil {
+		return err
+	}
+	s.m.OwnerData = data
+	return nil
+}
+
+// MergeAnnotations is old with the pairs of in set, those with an empty
+// value removed, checked as MAAS's API takes them: nil when none is left.
+func MergeAnnotations(old, in map[string]string) (map[string]string, error) {
+	data := cloneMap(old)
 	if data == nil {
 		data = map[string]string{}
 	}
-	for k, v := range s.in.Annotations {
+	for k, v := range in {
 		if err := ValidateAnnotation(k, v); err != nil {
-			return err
+			return nil, err
 		}
 		if v == "" {
 			delete(data, k)
@@ -108,13 +119,12 @@ func (s *stepper) setWorkloadAnnotations() error {
 		}
 	}
 	if len(data) > MaxAnnotations {
-		return &InputError{Field: "__all__", Msg: fmt.Sprintf("a machine holds at most %d workload annotations; this would leave %d", MaxAnnotations, len(data))}
+		return nil, &InputError{Field: "__all__", Msg: fmt.Sprintf("a node holds at most %d workload annotations; this would leave %d", MaxAnnotations, len(data))}
 	}
 	if len(data) == 0 {
 		data = nil
 	}
-	s.m.OwnerData = data
-	return nil
+	return data, nil
 }
 
 // ValidateAnnotation checks one key and value of the owner's annotations.

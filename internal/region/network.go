@@ -3,6 +3,7 @@ package region
 import (
 	"context"
 	"fmt"
+	"github.com/anvilmetal/anvil/internal/device"
 	"net"
 	"net/netip"
 
@@ -181,11 +182,15 @@ func releasesAddresses(from, to machine.Status) bool {
 }
 
 // noteStatus gives back the machine's AUTO addresses when its status
-// change ends a deployment. A failure is logged: the next deploy
-// allocates afresh anyway.
+// change ends a deployment, and deletes its devices when it is released.
+// A failure is logged: the next deploy allocates afresh anyway.
 func (s *Service) noteStatus(ctx context.Context, from machine.Status, m machine.Machine) {
 	if releasesAddresses(from, m.Status) {
 		s.logErr(s.Store.ReleaseAutoIPs(ctx, m.SystemID), "release addresses", m.SystemID)
+	}
+	if device.GoWithRelease(from, m.Status) {
+		_, err := s.Store.DeleteChildDevices(ctx, m.SystemID)
+		s.logErr(err, "delete devices", m.SystemID)
 	}
 }
 

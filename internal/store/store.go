@@ -410,6 +410,8 @@ type Store interface {
 	// before now.
 	ExpiredMachines(ctx context.Context, now time.Time) ([]string, error)
 	CountMachines(ctx context.Context) (int, error)
+	// Devices share the machines' table but are never machines.
+	DeviceStore
 
 	// Users and API tokens.
 	EnsureUser(ctx context.Context, name string, admin bool) (User, error)
@@ -509,6 +511,7 @@ type Store interface {
 	DeleteIPRange(ctx context.Context, id int64) error
 	NetworkStore
 	InterfaceStore
+	ReservedIPStore
 
 	// Discoveries: NoteDiscovery records a sighting of a MAC (the address
 	// it was seen with, and when). ListDiscoveries lists those of MACs no

@@ -45,6 +45,7 @@ var dialect = sqlstore.Dialect{
 	// OF m: lock the machine row only, not the zone and pool it joins.
 	ForUpdate:    " FOR UPDATE OF m",
 	ForUpdateRow: " FOR UPDATE",
+	ForShareRow:  " FOR SHARE",
 	LockEvents:   "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(eventsLockKey, 10) + ")",
 	LockPower:    "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(powerLockKey, 10) + ")",
 	ReadTx:       &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true},

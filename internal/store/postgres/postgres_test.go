@@ -179,6 +179,21 @@ func TestOpenBadURLHidesPassword(t *testing.T) {
 // TestNetworkModelMigration: a database at migration 00019 keeps its
 // subnets, ranges and NICs through 00020.
 func TestNetworkModelMigration(t *testing.T) {
+	u := migrateSeeded(t, 19, 0, storetest.NetworkMigrationSeed("now()", "TRUE"))
+	storetest.CheckNetworkMigration(t, openAt(t, u))
+}
+
+// TestDeviceMigration: a database at migration 00024 keeps its machines
+// as machines through 00025, up and down and up again.
+func TestDeviceMigration(t *testing.T) {
+	u := migrateSeeded(t, 24, 25, storetest.DeviceMigrationSeed("now()", "TRUE"))
+	storetest.CheckDeviceMigration(t, openAt(t, u))
+}
+
+// migrateSeeded is a fresh schema at migration at, seeded, and with
+// through set migrated up to it and down again; it returns its URL.
+func migrateSeeded(t *testing.T, at, through int64, seed []string) string {
+	t.Helper()
 	u := freshSchema(t)
 	db, err := sql.Open("pgx", u)
 	if err != nil {
@@ -190,16 +205,8 @@ func TestNetworkModelMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(t.Context(), 19); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range storetest.NetworkMigrationSeed("now()", "TRUE") {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	storetest.CheckNetworkMigration(t, openAt(t, u))
+	storetest.Seed(t, db, p, at, through, seed)
+	return u
 }
 
 // TestAllocateTwoRegions: two regions on one database allocate AUTO

@@ -56,6 +56,7 @@ const machineFrom = ` FROM machines m JOIN zones z ON z.id = m.zone_id JOIN pool
 // machineWhere renders a MachineFilter over machineFrom.
 func machineWhere(f store.MachineFilter) *where {
 	w := &where{}
+	w.add("m.node_type = 0") // devices share the table
 	in(w, "m.system_id", f.SystemIDs)
 	in(w, "m.hostname", f.Hostnames)
 	if len(f.MACs) > 0 {

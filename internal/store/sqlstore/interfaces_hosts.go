@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -26,6 +28,21 @@ func (s *Store) DHCPHosts(ctx context.Context) ([]store.DHCPHost, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dhcp hosts: %w", err)
+	}
+	// Reserved IPs, for MACs no node's address already pins on the
+	// subnet (as MAAS, which would otherwise write the host twice).
+	known := map[string]bool{}
+	for _, h := range out {
+		known[strconv.FormatInt(h.SubnetID, 10)+" "+strings.ToLower(h.MAC)] = true
+	}
+	rs, err := s.ListReservedIPs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("dhcp hosts: %w", err)
+	}
+	for _, r := range rs {
+		if !known[strconv.FormatInt(r.SubnetID, 10)+" "+r.MAC] {
+			out = append(out, store.DHCPHost{SubnetID: r.SubnetID, MAC: r.MAC, IP: r.IP})
+		}
 	}
 	return out, nil
 }

@@ -68,6 +68,9 @@ func (s *Store) CreateIPAddress(ctx context.Context, a store.IPAddress) (store.I
 }
 
 func (s *Store) insertIP(ctx context.Context, q conn, a *store.IPAddress) error {
+	if err := s.checkReserved(ctx, q, a); err != nil {
+		return err
+	}
 	a.Created = s.now()
 	a.Updated = a.Created
 	// The machine's row first, as UpdateMachine locks it first.
@@ -98,7 +101,14 @@ func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error
 func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
 	a.Updated = s.now()
 	err := s.inTx(ctx, func(q conn) error {
+		// The machine's row first, as UpdateMachine locks it first.
 		if err := touchByAddress(ctx, q, a.ID); err != nil {
+			return err
+		}
+		if a.InterfaceID == 0 {
+			_ = q.queryRow(ctx, `SELECT COALESCE(interface_id, 0) FROM ip_addresses WHERE id = ?`, a.ID).Scan(&a.InterfaceID)
+		}
+		if err := s.checkReserved(ctx, q, &a); err != nil {
 			return err
 		}
 		res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
@@ -111,9 +121,6 @@ func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.I
 		}
 		return nil
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return a, err
-	}
 	if err != nil {
 		return a, s.ipError(ctx, err, a)
 	}
@@ -149,6 +156,10 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 	var n *network.Network
 	var sn network.Subnet
 	var taken map[netip.Addr]bool
+	// want is the address reserved for the link's MAC on the subnet: an
+	// AUTO link takes it, and nothing else. Others' reservations count
+	// as taken.
+	var want netip.Addr
 	losses := 0
 	for attempt := range allocateAttempts {
 		if attempt%reloadEvery == 0 {
@@ -157,8 +168,28 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 				if n, err = loadNetwork(ctx, c); err != nil {
 					return err
 				}
-				taken, err = assignedIPs(ctx, c, a.SubnetID)
-				return err
+				if taken, err = assignedIPs(ctx, c, a.SubnetID); err != nil {
+					return err
+				}
+				reserved, err := reservationsOn(ctx, c, a.SubnetID)
+				if err != nil {
+					return err
+				}
+				mac, err := s.linkMAC(ctx, c, &a)
+				if err != nil {
+					return err
+				}
+				for m, ip := range reserved {
+					addr, err := netip.ParseAddr(ip)
+					switch {
+					case err != nil:
+					case m == mac && a.AllocType == store.AllocAuto:
+						want = addr
+					default:
+						taken[addr] = true
+					}
+				}
+				return nil
 			})
 			if err != nil {
 				return a, fmt.Errorf("allocate ip on subnet %d: %w", a.SubnetID, err)
@@ -169,6 +200,9 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			}
 		}
 		ip, err := nextFree(n, sn, taken, losses)
+		if want.IsValid() {
+			ip, err = want, nil
+		}
 		if err != nil {
 			return a, err
 		}
@@ -176,6 +210,9 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 		err = s.inTx(ctx, func(q conn) error {
 			if a.ID == 0 {
 				return s.insertIP(ctx, q, &a)
+			}
+			if err := s.checkReserved(ctx, q, &a); err != nil {
+				return err
 			}
 			a.Updated = s.now()
 			if err := touchByAddress(ctx, q, a.ID); err != nil {
@@ -191,7 +228,13 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			}
 			return nil
 		})
-		if err != nil && s.d.IsUniqueViolation(err) {
+		var re *store.ReservedIPError
+		if want.IsValid() && err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re)) {
+			a.IP = ""
+			return a, fmt.Errorf("allocate ip on subnet %d: the reserved ip %s seems to be in use by another host in the network: %w",
+				a.SubnetID, want, store.ErrConflict)
+		}
+		if err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re)) {
 			// Another allocation took it first: mark it and pick again,
 			// reading the subnet again only now and then.
 			taken[ip] = true

@@ -176,22 +176,31 @@ func (s *Store) loadMachines(ctx context.Context, c conn, f store.MachineFilter,
 	if err != nil {
 		return nil, nil, fmt.Errorf("query interfaces: %w", err)
 	}
-	err = eachRow(ctx, c, `SELECT mt.machine_id, t.name FROM machine_tags mt JOIN tags t ON t.id = mt.tag_id
-		WHERE mt.machine_id IN `+set+` ORDER BY t.name`, setArgs, func(r *sql.Rows) error {
-		var mid int64
-		var name string
-		if err := r.Scan(&mid, &name); err != nil {
-			return err
-		}
+	err = eachNodeTag(ctx, c, set, setArgs, func(mid int64, name string) {
 		if k, ok := index[mid]; ok {
 			ms[k].Tags = append(ms[k].Tags, name)
 		}
-		return nil
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("query machine tags: %w", err)
 	}
 	return ms, ids, nil
+}
+
+// eachNodeTag calls fn with the row id and tag name of every tag the
+// nodes of set (a parenthesised list or subquery, with args) carry, by
+// tag name.
+func eachNodeTag(ctx context.Context, c conn, set string, args []any, fn func(mid int64, name string)) error {
+	return eachRow(ctx, c, `SELECT mt.machine_id, t.name FROM machine_tags mt JOIN tags t ON t.id = mt.tag_id
+		WHERE mt.machine_id IN `+set+` ORDER BY t.name`, args, func(r *sql.Rows) error {
+		var mid int64
+		var name string
+		if err := r.Scan(&mid, &name); err != nil {
+			return err
+		}
+		fn(mid, name)
+		return nil
+	})
 }
 
 // eachRow runs a query and calls fn for every row.
@@ -297,7 +306,7 @@ func (s *Store) ExpiredMachines(ctx context.Context, now time.Time) ([]string, e
 // CountMachines returns the number of machines.
 func (s *Store) CountMachines(ctx context.Context) (int, error) {
 	var n int
-	if err := s.conn(s.read).queryRow(ctx, `SELECT COUNT(*) FROM machines`).Scan(&n); err != nil {
+	if err := s.conn(s.read).queryRow(ctx, `SELECT COUNT(*) FROM machines WHERE node_type = 0`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count machines: %w", err)
 	}
 	return n, nil

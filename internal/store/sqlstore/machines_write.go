@@ -337,7 +337,7 @@ func (s *Store) DeleteMachine(ctx context.Context, systemID string, events []mac
 	err := s.inTx(ctx, func(q conn) error {
 		m := machine.Machine{SystemID: systemID}
 		var id int64
-		err := q.queryRow(ctx, `DELETE FROM machines WHERE system_id = ? RETURNING id, hostname`, systemID).Scan(&id, &m.Hostname)
+		err := q.queryRow(ctx, `DELETE FROM machines WHERE system_id = ? AND node_type = 0 RETURNING id, hostname`, systemID).Scan(&id, &m.Hostname)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("machine", systemID)
 		}

@@ -38,6 +38,8 @@ type Dialect struct {
 	ForUpdate string
 	// ForUpdateRow locks the one row a plain single-table query reads.
 	ForUpdateRow string
+	// ForShareRow locks it against ForUpdateRow but not against itself.
+	ForShareRow string
 	// LockEvents, if set, runs in a transaction just before it inserts
 	// events. PostgreSQL takes a transaction-level advisory lock there so
 	// that event IDs become visible in increasing order: without it, a

@@ -64,17 +64,24 @@ func TestFilterArgsMatchPlaceholders(t *testing.T) {
 		}
 	}
 	check("machine filter", w.sql(), w.args)
-	// Every field filters; with the arch exception of 2 conditions in 1.
-	if len(w.conds) != 13 {
-		t.Errorf("%d conditions, want 13", len(w.conds))
+	// Every field filters, and machines are told from devices; with the
+	// arch exception of 2 conditions in 1.
+	if len(w.conds) != 14 {
+		t.Errorf("%d conditions, want 14", len(w.conds))
+	}
+	dw := deviceWhere(store.DeviceFilter{SystemIDs: []string{marker}, Hostnames: []string{marker}, MACs: []string{marker},
+		Domains: []string{marker}, Zones: []string{marker}, Owners: []string{marker}, Parents: []string{marker}, VisibleTo: marker})
+	check("device filter", dw.sql(), dw.args)
+	if len(dw.conds) != 9 {
+		t.Errorf("%d device conditions, want 9", len(dw.conds))
 	}
 	q, args := eventQuery(store.EventFilter{
 		Hostnames: []string{marker}, SystemIDs: []string{marker}, Zones: []string{marker},
 		MinLevel: machine.LevelWarning, Owner: marker, BeforeID: 9, AfterID: 2, Limit: 5,
 	})
 	check("event filter", q, args)
-	if machineWhere(store.MachineFilter{}).sql() != "" {
-		t.Error("an empty filter has conditions")
+	if got := machineWhere(store.MachineFilter{}).sql(); got != " WHERE m.node_type = 0" {
+		t.Errorf("an empty filter has conditions: %q", got)
 	}
 }
 

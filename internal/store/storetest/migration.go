@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"database/sql"
 	"testing"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -52,5 +55,60 @@ func CheckNetworkMigration(t *testing.T, s store.Store) {
 	f, err := s.CreateFabric(ctx, store.Fabric{})
 	if err != nil || f.Name != "fabric-1" {
 		t.Fatalf("the first new fabric: %+v %v, want fabric-1", f, err)
+	}
+}
+
+// DeviceMigrationSeed is a machine with a NIC in a database at migration
+// 00024, for CheckDeviceMigration.
+func DeviceMigrationSeed(now, yes string) []string {
+	return []string{
+		`INSERT INTO machines (system_id, hostname, status, owner, zone_id, pool_id, created, updated) VALUES ('def', 'n2', 6, 'alice', 1, 1, ` + now + `, ` + now + `)`,
+		`INSERT INTO interfaces (machine_id, name, mac, boot) VALUES ((SELECT id FROM machines), 'eth0', '52:54:00:00:00:02', ` + yes + `)`,
+	}
+}
+
+// CheckDeviceMigration checks a store migrated from DeviceMigrationSeed
+// through 00025: the machine is still one, with its NIC, and can now
+// parent a device.
+func CheckDeviceMigration(t *testing.T, s store.Store) {
+	t.Helper()
+	ctx := t.Context()
+	m, err := s.GetMachine(ctx, "def")
+	if err != nil || m.Hostname != "n2" || m.Owner != "alice" || len(m.Interfaces) != 1 || m.Interfaces[0].MAC != "52:54:00:00:00:02" {
+		t.Fatalf("migrated machine %+v %v", m, err)
+	}
+	if n, err := s.CountMachines(ctx); err != nil || n != 1 {
+		t.Fatalf("machines after the migration: %d %v", n, err)
+	}
+	if ds, err := s.ListDevices(ctx, store.DeviceFilter{}); err != nil || len(ds) != 0 {
+		t.Fatalf("devices after the migration: %+v %v", ds, err)
+	}
+	d := store.Device{Hostname: "c1", Owner: "bob", Parent: "def"}
+	if err := s.CreateDevice(ctx, &d, []string{"52:54:00:00:00:03"}); err != nil || d.ParentOwner != "alice" {
+		t.Fatalf("device of a migrated machine: %+v %v", d, err)
+	}
+}
+
+// Seed brings db to migration at with p, runs seed there and, with
+// through set, migrates up to through and back down to at: a migration
+// test then opens the store, which migrates up to the latest.
+func Seed(t *testing.T, db *sql.DB, p *goose.Provider, at, through int64, seed []string) {
+	t.Helper()
+	if _, err := p.UpTo(t.Context(), at); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range seed {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if through == 0 {
+		return
+	}
+	if _, err := p.UpTo(t.Context(), through); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DownTo(t.Context(), at); err != nil {
+		t.Fatal(err)
 	}
 }

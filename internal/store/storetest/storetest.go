@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"InterfacesAndLinks", testInterfacesAndLinks},
 		{"WriteInterfacesAtomic", testWriteInterfacesAtomic},
 		{"InterfaceWritesBumpVersion", testInterfaceWritesBumpVersion},
+		{"Devices", testDevices},
 		{"AllocateConcurrent", testAllocateConcurrent},
 		{"Discoveries", testDiscoveries},
 		{"Sightings", testSightings},
