@@ -10,10 +10,12 @@ import (
 )
 
 // renderCache keeps each machine's rendered JSON, keyed by system_id and
-// checked against the stored version and the zone and pool it was rendered
-// with. Listing thousands of machines then costs a copy per machine instead
-// of a reflection walk, and a stale entry can never be served: any change
-// to a machine bumps its version in the store, which every region reads.
+// checked against the stored version, the zone and pool it was rendered
+// with and the stamp of the site's network (see listNet). Listing
+// thousands of machines then costs a copy per machine instead of a
+// reflection walk, and a stale entry can never be served: any write to a
+// machine's rows, interfaces, links or tags bumps its version in the
+// store, which every region reads.
 type renderCache struct {
 	mu      sync.RWMutex
 	entries map[string]cachedMachine
@@ -21,6 +23,7 @@ type renderCache struct {
 
 type cachedMachine struct {
 	version int64
+	net     uint64
 	zone    zoneJSON
 	pool    poolJSON
 	json    []byte
@@ -29,22 +32,26 @@ type cachedMachine struct {
 func newRenderCache() *renderCache { return &renderCache{entries: map[string]cachedMachine{}} }
 
 // lookup returns the cached JSON if it is current.
-func (c *renderCache) lookup(id string, version int64, zone zoneJSON, pool poolJSON) ([]byte, bool) {
+func (c *renderCache) lookup(id string, version int64, net uint64, zone zoneJSON, pool poolJSON) ([]byte, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[id]
 	c.mu.RUnlock()
-	if !ok || e.version != version || e.zone != zone || e.pool != pool {
+	if !ok || e.version != version || e.net != net || e.zone != zone || e.pool != pool {
 		return nil, false
 	}
 	return e.json, true
 }
 
-// render renders m for a list and remembers it.
-func (c *renderCache) render(m *machine.Machine, n names) []byte {
+// render renders m for a list, its network model laid on by dress (when
+// not nil), and remembers it under the network stamp net.
+func (c *renderCache) render(m *machine.Machine, n names, net uint64, dress func(*machineJSON)) []byte {
 	j := renderMachine(m, n, false)
+	if dress != nil {
+		dress(&j)
+	}
 	b, _ := json.Marshal(j)
 	c.mu.Lock()
-	c.entries[m.SystemID] = cachedMachine{version: m.Version, zone: j.Zone, pool: j.Pool, json: b}
+	c.entries[m.SystemID] = cachedMachine{version: m.Version, net: net, zone: j.Zone, pool: j.Pool, json: b}
 	c.mu.Unlock()
 	return b
 }

@@ -161,7 +161,7 @@ func (v ifaceView) overlay(j *machineJSON, mm *machine.Machine, m *network.Machi
 }
 
 // overlayNetwork shows one machine's network model in its JSON (lists
-// keep the plain rendering, which their cache is built on).
+// lay it on through their cache: see listNet).
 func (s *Server) overlayNetwork(r *request, j *machineJSON, m *machine.Machine) error {
 	n, nm, err := s.store.MachineNetwork(r.Context(), m.SystemID)
 	if err != nil {

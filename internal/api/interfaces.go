@@ -234,12 +234,12 @@ func (s *Server) createIface(t network.InterfaceType, what string) handlerFunc {
 		childDefaults(r.form, e.n, e.nm, &i)
 		// A bond's or bridge's parents give their addresses to it, as in
 		// MAAS: their links go, and the model is checked without them.
-		var dropLinks []int
+		var dropLinks []int64
 		if t == network.Bond || t == network.Bridge {
 			for k := range e.nm.Interfaces {
 				if slices.Contains(i.Parents, e.nm.Interfaces[k].ID) {
 					for _, l := range e.nm.Interfaces[k].Links {
-						dropLinks = append(dropLinks, l.ID)
+						dropLinks = append(dropLinks, int64(l.ID))
 					}
 					e.nm.Interfaces[k].Links = nil
 				}
@@ -248,14 +248,10 @@ func (s *Server) createIface(t network.InterfaceType, what string) handlerFunc {
 		if _, err := e.check(i); err != nil {
 			return renameParent(t, err.(fielderr.Errors))
 		}
-		created, err := s.store.CreateInterface(r.Context(), storeIface(e.m.SystemID, i))
-		if err != nil {
+		created := storeIface(e.m.SystemID, i)
+		write := &store.InterfaceWrite{SystemID: e.m.SystemID, Create: &created, DropLinks: dropLinks}
+		if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
 			return ifaceStoreError(err)
-		}
-		for _, id := range dropLinks {
-			if err := s.store.DeleteIPAddress(r.Context(), int64(id)); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
 		}
 		return s.writeIface(w, r, e.m.SystemID, int(created.ID))
 	}
@@ -344,12 +340,12 @@ func (s *Server) deleteIface(w http.ResponseWriter, r *request) error {
 			return &conflict{fmt.Sprintf("Cannot delete %s: it is a parent of %s %s.", i.Name, c.Type, c.Name)}
 		}
 	}
+	write := &store.InterfaceWrite{SystemID: e.m.SystemID}
 	for _, c := range e.nm.Children(i.ID, -1) {
-		if err := s.store.DeleteInterface(r.Context(), e.m.SystemID, int64(c.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
+		write.Deletes = append(write.Deletes, int64(c.ID))
 	}
-	if err := s.store.DeleteInterface(r.Context(), e.m.SystemID, int64(i.ID)); err != nil {
+	write.Deletes = append(write.Deletes, int64(i.ID))
+	if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
 		return err
 	}
 	writeNoContent(w)
@@ -387,38 +383,38 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 	if _, err := e.check(i); err != nil {
 		return linkErrors(err.(fielderr.Errors), len(i.Links)-1)
 	}
+	// The VLAN the link brings, the links it replaces, the link and the
+	// gateway choice are one write.
+	write := &store.InterfaceWrite{SystemID: e.m.SystemID}
 	if i.VLANID != e.mustIface(i.ID).VLANID {
-		if _, err := s.store.UpdateInterface(r.Context(), storeIface(e.m.SystemID, i)); err != nil {
-			return ifaceStoreError(err)
-		}
+		write.Updates = []store.Interface{storeIface(e.m.SystemID, i)}
 	}
 	if len(i.Links) == 1 {
 		for _, l := range old {
-			if err := s.store.DeleteIPAddress(r.Context(), int64(l.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
-				return err
-			}
+			write.DropLinks = append(write.DropLinks, int64(l.ID))
 		}
 	}
-	a, err := s.store.CreateIPAddress(r.Context(), stickyIf(pick, storeLink(i.ID, lr.link, r.who.user.Name)))
-	if err != nil {
+	link := stickyIf(pick, storeLink(i.ID, lr.link, r.who.user.Name))
+	write.AddLink = &link
+	if lr.defaultGateway {
+		gw := [2]int64{int64(e.gw4), int64(e.gw6)}
+		if s4, _ := e.n.Subnet(lr.link.SubnetID); s4.CIDR.Addr().Is4() {
+			gw[0] = store.NewLink
+		} else {
+			gw[1] = store.NewLink
+		}
+		write.Gateways = &gw
+	}
+	if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
 		var ce *store.ConflictError
-		if errors.As(err, &ce) || errors.Is(err, store.ErrConflict) {
+		if errors.As(err, &ce) && strings.HasPrefix(ce.What, "IP address") {
 			return fielderr.Errors{"ip_address": {"IP address is already in use."}}
 		}
-		return err
+		return ifaceStoreError(err)
 	}
+	// A device's AUTO link gets its address at once, as in MAAS.
 	if e.dev != nil && lr.link.Mode == network.LinkAuto {
-		if a, err = s.allocateDeviceLink(r, a); err != nil {
-			return err
-		}
-	}
-	if lr.defaultGateway {
-		if s4, _ := e.n.Subnet(lr.link.SubnetID); s4.CIDR.Addr().Is4() {
-			e.gw4 = int(a.ID)
-		} else {
-			e.gw6 = int(a.ID)
-		}
-		if err := s.store.SetDefaultGatewayLinks(r.Context(), e.m.SystemID, int64(e.gw4), int64(e.gw6)); err != nil {
+		if _, err := s.allocateDeviceLink(r, link); err != nil {
 			return err
 		}
 	}
@@ -476,19 +472,13 @@ func (s *Server) unlinkSubnet(w http.ResponseWriter, r *request) error {
 		}
 		return fielderr.Errors{"id": {fmt.Sprintf("'%s' is not a valid id.  It should be one of: '%s'.", r.form.Get("id"), strings.Join(ids, "', '"))}}
 	}
-	if err := s.store.DeleteIPAddress(r.Context(), int64(id)); err != nil {
-		return err
-	}
+	// The link and, when it was one, the gateway choice go together.
+	write := &store.InterfaceWrite{SystemID: e.m.SystemID, DropLinks: []int64{int64(id)}}
 	if id == e.gw4 || id == e.gw6 {
-		if id == e.gw4 {
-			e.gw4 = 0
-		}
-		if id == e.gw6 {
-			e.gw6 = 0
-		}
-		if err := s.store.SetDefaultGatewayLinks(r.Context(), e.m.SystemID, int64(e.gw4), int64(e.gw6)); err != nil {
-			return err
-		}
+		write.Gateways = &[2]int64{int64(e.gw4), int64(e.gw6)}
+	}
+	if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
+		return err
 	}
 	return s.writeIface(w, r, e.m.SystemID, i.ID)
 }
@@ -575,13 +565,13 @@ func (s *Server) disconnectIface(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
+	write := &store.InterfaceWrite{SystemID: e.m.SystemID}
 	for _, l := range i.Links {
-		if err := s.store.DeleteIPAddress(r.Context(), int64(l.ID)); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return err
-		}
+		write.DropLinks = append(write.DropLinks, int64(l.ID))
 	}
 	i.VLANID, i.Links = 0, nil
-	if _, err := s.store.UpdateInterface(r.Context(), storeIface(e.m.SystemID, i)); err != nil {
+	write.Updates = []store.Interface{storeIface(e.m.SystemID, i)}
+	if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
 		return ifaceStoreError(err)
 	}
 	return s.writeIface(w, r, e.m.SystemID, i.ID)

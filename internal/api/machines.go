@@ -156,11 +156,15 @@ func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.Machin
 	if err != nil {
 		return err
 	}
+	ln, err := s.loadListNet(r.Context())
+	if err != nil {
+		return err
+	}
 	items := make([][]byte, len(vs))
 	var missing []string
 	at := map[string]int{}
 	for i, v := range vs {
-		if b, ok := s.cache.lookup(v.SystemID, v.Version, n.zone(v.Zone), n.pool(v.Pool)); ok {
+		if b, ok := s.cache.lookup(v.SystemID, v.Version, ln.stamp, n.zone(v.Zone), n.pool(v.Pool)); ok {
 			items[i] = b
 		} else {
 			missing = append(missing, v.SystemID)
@@ -172,9 +176,13 @@ func (s *Server) writeMachines(w http.ResponseWriter, r *request, f store.Machin
 		if err != nil {
 			return err
 		}
+		dress, err := s.dressers(r.Context(), ln, ms)
+		if err != nil {
+			return err
+		}
 		for i := range ms {
 			if k, ok := at[ms[i].SystemID]; ok {
-				items[k] = s.cache.render(&ms[i], n)
+				items[k] = s.cache.render(&ms[i], n, ln.stamp, dress[ms[i].SystemID])
 			}
 		}
 	}
@@ -254,10 +262,8 @@ func (s *Server) isRegistered(w http.ResponseWriter, r *request) error {
 }
 
 func (s *Server) allocate(w http.ResponseWriter, r *request) error {
-	for _, unsupported := range []string{"interfaces", "not_subnets", "subnets", "fabrics", "not_fabrics", "fabric_classes", "not_fabric_classes", "devices"} {
-		if r.form.Get(unsupported) != "" {
-			return badField(unsupported, "this constraint is not supported by Anvil yet")
-		}
+	if r.form.Get("devices") != "" {
+		return badField("devices", "this constraint is not supported by Anvil yet")
 	}
 	f, err := s.listFilter(r)
 	if err != nil {
@@ -276,6 +282,10 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return badField("storage", "%v", err)
 	}
+	ask, err := parseNetAsk(r)
+	if err != nil {
+		return err
+	}
 	f.VisibleTo = ""
 	candidates := func(m *machine.Machine) bool {
 		if _, ok := storage.MatchStorage(disks, region.StorageOf(m)); !ok {
@@ -283,15 +293,22 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 		}
 		return !contains(notZones, m.Zone) && !contains(notPools, m.Pool)
 	}
-	if dry || len(notZones)+len(notPools)+len(disks) > 0 {
+	matched := map[string]map[string][]int{}
+	if dry || ask != nil || len(notZones)+len(notPools)+len(disks) > 0 {
 		// Exclusions are rare: filter candidates here and allocate by id.
 		ms, err := s.store.ListMachines(r.Context(), withReady(f))
 		if err != nil {
 			return err
 		}
+		keep := candidates
+		if ask != nil {
+			if keep, err = s.netCandidates(r, ask, ms, candidates, matched); err != nil {
+				return err
+			}
+		}
 		var ids []string
 		for i := range ms {
-			if candidates(&ms[i]) {
+			if keep(&ms[i]) {
 				ids = append(ids, ms[i].SystemID)
 			}
 		}
@@ -301,7 +318,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 		if dry {
 			for i := range ms {
 				if ms[i].SystemID == ids[0] {
-					return s.writeAllocated(w, r, &ms[i])
+					return s.writeAllocated(w, r, &ms[i], matched[ids[0]])
 				}
 			}
 		}
@@ -311,13 +328,46 @@ func (s *Server) allocate(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	return s.writeAllocated(w, r, &m)
+	return s.writeAllocated(w, r, &m, matched[m.SystemID])
 }
 
-// constraintsByType is MAAS's constraints_by_type for the storage asked
-// for: each labelled constraint's block devices (ids, or "partition:ID").
-func constraintsByType(r *request, m *machine.Machine) map[string]any {
+// netCandidates extends keep with the network constraints asked for,
+// resolved against the network read with the candidates' interfaces;
+// what each kept machine's interfaces matched goes into matched.
+func (s *Server) netCandidates(r *request, ask *netAsk, ms []machine.Machine, keep func(*machine.Machine) bool,
+	matched map[string]map[string][]int) (func(*machine.Machine) bool, error) {
+	ids := make([]string, len(ms))
+	for i := range ms {
+		ids[i] = ms[i].SystemID
+	}
+	n, nets, err := s.store.MachineNetworks(r.Context(), ids)
+	if err != nil {
+		return nil, err
+	}
+	nm, err := ask.compile(n)
+	if err != nil {
+		return nil, err
+	}
+	return func(m *machine.Machine) bool {
+		if !keep(m) {
+			return false
+		}
+		got, ok := nm.match(m, nets[m.SystemID])
+		if ok && len(got) > 0 {
+			matched[m.SystemID] = got
+		}
+		return ok
+	}, nil
+}
+
+// constraintsByType is MAAS's constraints_by_type for the storage and
+// interfaces asked for: each labelled storage constraint's block devices
+// (ids, or "partition:ID"), each interfaces label's interface ids.
+func constraintsByType(r *request, m *machine.Machine, ifaces map[string][]int) map[string]any {
 	out := map[string]any{}
+	if len(ifaces) > 0 {
+		out["interfaces"] = interfaceMatches(ifaces)
+	}
 	disks, err := storage.ParseStorageConstraint(r.form.Get("storage"))
 	if err != nil || len(disks) == 0 {
 		return out
@@ -340,7 +390,7 @@ func noMatch(r *request) error {
 
 // writeAllocated adds constraints_by_type, which clients expect on an
 // allocation answer.
-func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Machine) error {
+func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Machine, ifaces map[string][]int) error {
 	n, err := s.loadNames(r)
 	if err != nil {
 		return err
@@ -349,7 +399,7 @@ func (s *Server) writeAllocated(w http.ResponseWriter, r *request, m *machine.Ma
 	if err := s.overlayNetwork(r, &j, m); err != nil {
 		return err
 	}
-	j.ConstraintsMap = constraintsByType(r, m)
+	j.ConstraintsMap = constraintsByType(r, m, ifaces)
 	writeJSON(w, http.StatusOK, j)
 	return nil
 }

@@ -107,48 +107,62 @@ func (s *Store) GetInterface(ctx context.Context, systemID string, id int64) (st
 }
 
 func (s *Store) CreateInterface(ctx context.Context, i store.Interface) (store.Interface, error) {
-	err := s.inTx(ctx, func(q conn) error {
-		mid, err := s.interfaceCheck(ctx, q, i)
-		if err != nil {
-			return err
-		}
-		params, _ := json.Marshal(i.Params)
-		if i.Type == "" {
-			i.Type = "physical"
-		}
-		err = q.queryRow(ctx, `INSERT INTO interfaces (machine_id, name, type, mac, boot, vlan_id, enabled, params, tags)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, mid, i.Name, i.Type, i.MAC, i.Boot, nullID(i.VLANID), i.Enabled,
-			string(params), strings.Join(i.Tags, ",")).Scan(&i.ID)
-		if err != nil {
-			return s.interfaceError(err, i)
-		}
-		return setParents(ctx, q, i.ID, i.Parents)
-	})
+	err := s.inTx(ctx, func(q conn) error { return s.insertInterface(ctx, q, &i) })
 	return i, err
 }
 
+// insertInterface stores a new interface, setting its ID.
+func (s *Store) insertInterface(ctx context.Context, q conn, i *store.Interface) error {
+	mid, err := s.interfaceCheck(ctx, q, *i)
+	if err != nil {
+		return err
+	}
+	// The machine's row first, as UpdateMachine locks it first.
+	if err := touchMachine(ctx, q, mid); err != nil {
+		return err
+	}
+	params, _ := json.Marshal(i.Params)
+	if i.Type == "" {
+		i.Type = "physical"
+	}
+	err = q.queryRow(ctx, `INSERT INTO interfaces (machine_id, name, type, mac, boot, vlan_id, enabled, params, tags)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, mid, i.Name, i.Type, i.MAC, i.Boot, nullID(i.VLANID), i.Enabled,
+		string(params), strings.Join(i.Tags, ",")).Scan(&i.ID)
+	if err != nil {
+		return s.interfaceError(err, *i)
+	}
+	return setParents(ctx, q, i.ID, i.Parents)
+}
+
 func (s *Store) UpdateInterface(ctx context.Context, i store.Interface) (store.Interface, error) {
-	err := s.inTx(ctx, func(q conn) error {
-		mid, err := s.interfaceCheck(ctx, q, i)
-		if err != nil {
-			return err
-		}
-		params, _ := json.Marshal(i.Params)
-		res, err := q.exec(ctx, `UPDATE interfaces SET name = ?, type = ?, mac = ?, boot = ?, vlan_id = ?, enabled = ?, params = ?,
-			tags = ? WHERE id = ? AND machine_id = ?`, i.Name, i.Type, i.MAC, i.Boot, nullID(i.VLANID), i.Enabled, string(params),
-			strings.Join(i.Tags, ","), i.ID, mid)
-		if err != nil {
-			return s.interfaceError(err, i)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("interface", strconv.FormatInt(i.ID, 10))
-		}
-		if _, err := q.exec(ctx, `DELETE FROM interface_parents WHERE child_id = ?`, i.ID); err != nil {
-			return err
-		}
-		return setParents(ctx, q, i.ID, i.Parents)
-	})
+	err := s.inTx(ctx, func(q conn) error { return s.updateInterface(ctx, q, i) })
 	return i, err
+}
+
+// updateInterface stores i over the interface of its ID.
+func (s *Store) updateInterface(ctx context.Context, q conn, i store.Interface) error {
+	mid, err := s.interfaceCheck(ctx, q, i)
+	if err != nil {
+		return err
+	}
+	// The machine's row first, as UpdateMachine locks it first.
+	if err := touchMachine(ctx, q, mid); err != nil {
+		return err
+	}
+	params, _ := json.Marshal(i.Params)
+	res, err := q.exec(ctx, `UPDATE interfaces SET name = ?, type = ?, mac = ?, boot = ?, vlan_id = ?, enabled = ?, params = ?,
+		tags = ? WHERE id = ? AND machine_id = ?`, i.Name, i.Type, i.MAC, i.Boot, nullID(i.VLANID), i.Enabled, string(params),
+		strings.Join(i.Tags, ","), i.ID, mid)
+	if err != nil {
+		return s.interfaceError(err, i)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("interface", strconv.FormatInt(i.ID, 10))
+	}
+	if _, err := q.exec(ctx, `DELETE FROM interface_parents WHERE child_id = ?`, i.ID); err != nil {
+		return err
+	}
+	return setParents(ctx, q, i.ID, i.Parents)
 }
 
 // interfaceCheck finds the node's row and refuses a name another of its
@@ -202,8 +216,13 @@ func setParents(ctx context.Context, q conn, child int64, parents []int64) error
 }
 
 func (s *Store) DeleteInterface(ctx context.Context, systemID string, id int64) error {
-	return s.inTx(ctx, func(q conn) error {
-		return deleteRow(ctx, q, "interface", `DELETE FROM interfaces WHERE id = ? AND machine_id = (SELECT id FROM machines WHERE system_id = ?)`,
-			id, systemID)
-	})
+	return s.inTx(ctx, func(q conn) error { return deleteInterface(ctx, q, systemID, id) })
+}
+
+func deleteInterface(ctx context.Context, q conn, systemID string, id int64) error {
+	if err := touchSystemID(ctx, q, systemID); err != nil {
+		return err
+	}
+	return deleteRow(ctx, q, "interface", `DELETE FROM interfaces WHERE id = ? AND machine_id = (SELECT id FROM machines WHERE system_id = ?)`,
+		id, systemID)
 }

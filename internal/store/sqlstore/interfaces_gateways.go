@@ -19,7 +19,7 @@ func (s *Store) DefaultGatewayLinks(ctx context.Context, systemID string) (v4, v
 }
 
 func (s *Store) SetDefaultGatewayLinks(ctx context.Context, systemID string, v4, v6 int64) error {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE machines SET gateway_link_ipv4 = ?, gateway_link_ipv6 = ? WHERE system_id = ?`,
+	res, err := s.conn(s.write).exec(ctx, `UPDATE machines SET gateway_link_ipv4 = ?, gateway_link_ipv6 = ?, version = version + 1 WHERE system_id = ?`,
 		nullID(v4), nullID(v6), systemID)
 	if err == nil {
 		if n, _ := res.RowsAffected(); n == 0 {

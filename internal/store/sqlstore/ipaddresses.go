@@ -73,6 +73,10 @@ func (s *Store) insertIP(ctx context.Context, q conn, a *store.IPAddress) error 
 	}
 	a.Created = s.now()
 	a.Updated = a.Created
+	// The machine's row first, as UpdateMachine locks it first.
+	if err := touchByInterface(ctx, q, a.InterfaceID); err != nil {
+		return err
+	}
 	return q.queryRow(ctx, `INSERT INTO ip_addresses (ip, subnet_id, alloc_type, interface_id, owner, hostname, mac, created, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, nullIP(a.IP), nullID(a.SubnetID), a.AllocType, nullID(a.InterfaceID),
 		a.Owner, a.Hostname, a.MAC, s.tv(a.Created), s.tv(a.Updated)).Scan(&a.ID)
@@ -97,6 +101,10 @@ func (s *Store) ipError(ctx context.Context, err error, a store.IPAddress) error
 func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.IPAddress, error) {
 	a.Updated = s.now()
 	err := s.inTx(ctx, func(q conn) error {
+		// The machine's row first, as UpdateMachine locks it first.
+		if err := touchByAddress(ctx, q, a.ID); err != nil {
+			return err
+		}
 		if a.InterfaceID == 0 {
 			_ = q.queryRow(ctx, `SELECT COALESCE(interface_id, 0) FROM ip_addresses WHERE id = ?`, a.ID).Scan(&a.InterfaceID)
 		}
@@ -120,7 +128,15 @@ func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.I
 }
 
 func (s *Store) DeleteIPAddress(ctx context.Context, id int64) error {
-	return deleteRow(ctx, s.conn(s.write), "ip address", `DELETE FROM ip_addresses WHERE id = ?`, id)
+	return s.inTx(ctx, func(q conn) error { return deleteIP(ctx, q, id) })
+}
+
+// deleteIP deletes an ip_addresses row, bumping its machine's version.
+func deleteIP(ctx context.Context, q conn, id int64) error {
+	if err := touchByAddress(ctx, q, id); err != nil {
+		return err
+	}
+	return deleteRow(ctx, q, "ip address", `DELETE FROM ip_addresses WHERE id = ?`, id)
 }
 
 // allocateAttempts bounds the picks of one allocation: each lost race
@@ -199,6 +215,9 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 				return err
 			}
 			a.Updated = s.now()
+			if err := touchByAddress(ctx, q, a.ID); err != nil {
+				return err
+			}
 			res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, updated = ? WHERE id = ? AND subnet_id = ?`,
 				a.IP, s.tv(a.Updated), a.ID, a.SubnetID)
 			if err != nil {
@@ -276,9 +295,15 @@ func assignedIPs(ctx context.Context, c conn, subnetID int64) (map[netip.Addr]bo
 }
 
 func (s *Store) ReleaseAutoIPs(ctx context.Context, systemID string) error {
-	_, err := s.conn(s.write).exec(ctx, `UPDATE ip_addresses SET ip = NULL, updated = ? WHERE alloc_type = ? AND ip IS NOT NULL
-		AND interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)`,
-		s.tv(s.now()), store.AllocAuto, systemID)
+	err := s.inTx(ctx, func(q conn) error {
+		_, err := q.exec(ctx, `UPDATE ip_addresses SET ip = NULL, updated = ? WHERE alloc_type = ? AND ip IS NOT NULL
+			AND interface_id IN (SELECT i.id FROM interfaces i JOIN machines m ON m.id = i.machine_id WHERE m.system_id = ?)`,
+			s.tv(s.now()), store.AllocAuto, systemID)
+		if err != nil {
+			return err
+		}
+		return touchSystemID(ctx, q, systemID)
+	})
 	if err != nil {
 		return fmt.Errorf("release addresses of %s: %w", systemID, err)
 	}

@@ -41,6 +41,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"FabricsVLANsSpaces", testFabricsVLANsSpaces},
 		{"StaticRoutes", testStaticRoutes},
 		{"InterfacesAndLinks", testInterfacesAndLinks},
+		{"WriteInterfacesAtomic", testWriteInterfacesAtomic},
+		{"InterfaceWritesBumpVersion", testInterfaceWritesBumpVersion},
 		{"Devices", testDevices},
 		{"AllocateConcurrent", testAllocateConcurrent},
 		{"Discoveries", testDiscoveries},
