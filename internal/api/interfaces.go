@@ -407,6 +407,10 @@ func (s *Server) linkSubnet(w http.ResponseWriter, r *request) error {
 	}
 	if err := s.store.WriteInterfaces(r.Context(), write); err != nil {
 		var ce *store.ConflictError
+		var re *store.ReservedIPError
+		if errors.As(err, &re) {
+			return fielderr.Errors{"ip_address": {"The static IP " + re.IP + " is already reserved for the MAC address " + re.MAC + "."}}
+		}
 		if errors.As(err, &ce) && strings.HasPrefix(ce.What, "IP address") {
 			return fielderr.Errors{"ip_address": {"IP address is already in use."}}
 		}

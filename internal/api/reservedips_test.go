@@ -103,6 +103,11 @@ func TestReservedIPs(t *testing.T) {
 			InterfaceID: otherRow.InterfaceID}); err == nil || !strings.Contains(err.Error(), "reserved for the MAC address 52:54:00:31:00:01") {
 			t.Fatalf("a STATIC address of another MAC on the reserved IP: %v", err)
 		}
+		// Through the API, in MAAS's words.
+		oeth := e.ifaces(other.SystemID)["eth0"]
+		e.answerSays(400, http.MethodPost, "nodes/"+other.SystemID+"/interfaces/"+id(oeth)+"/", e.admin, url.Values{"op": {"link_subnet"},
+			"mode": {"STATIC"}, "subnet": {itoa(f.subnet.ID)}, "ip_address": {first}},
+			"The static IP "+first+" is already reserved for the MAC address 52:54:00:31:00:01.")
 		// The MAC's own AUTO link takes it.
 		if own, err := e.srv.Store.AllocateIP(ctx, ownRow); err != nil || own.IP != first {
 			t.Fatalf("the reserving MAC's AUTO address: %q, %v; want %s", own.IP, err, first)
