@@ -52,6 +52,10 @@ type Subnet struct {
 	Gateway      string      `json:"gateway,omitempty"`
 	DNS          []string    `json:"dns,omitempty"`
 	Domain       string      `json:"domain,omitempty"`
+	// AllowDNS offers the racks' DNS to the subnet's clients (MAAS's
+	// allow_dns); Search is the domain search list DHCP gives.
+	AllowDNS bool     `json:"allow_dns,omitempty"`
+	Search   []string `json:"search,omitempty"`
 	DHCP         bool        `json:"dhcp"`
 	LeaseSeconds int         `json:"lease_seconds"`
 	Dynamic      [][2]string `json:"dynamic,omitempty"`

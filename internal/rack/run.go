@@ -89,6 +89,10 @@ type Config struct {
 	// DNSAddr is where the DNS server answers, over UDP and TCP ("" turns
 	// it off).
 	DNSAddr string
+	// DNSConn and DNSListener, when both set, are used instead of
+	// listening on DNSAddr (tests open them inside a network namespace).
+	DNSConn     net.PacketConn
+	DNSListener net.Listener
 	// NoRAReply turns off the answer to IPv6 router solicitations that
 	// a rack serving full DHCP gives by default (see package ndp).
 	NoRAReply bool
@@ -196,8 +200,12 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		Holder:      cfg.Holder,
 		Key:         cfg.APIKey,
 	}
-	// DHCP first: its leases say who holds a MAC before any config is
-	// served.
+	// DNS before DHCP, which tells clients of the DNS server it runs.
+	if cfg.DNSAddr != "" || cfg.DNSConn != nil {
+		r.startDNS(ctx, cfg)
+	}
+	// DHCP first among the boot services: its leases say who holds a MAC
+	// before any config is served.
 	if cfg.DHCPInterface != "" {
 		if err := r.startDHCP(cfg); err != nil {
 			r.Close()
@@ -226,9 +234,6 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
-	if cfg.DNSAddr != "" {
-		r.startDNS(ctx, cfg)
-	}
 	if ln != nil {
 		r.HTTP = ln.Addr()
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
@@ -243,7 +248,14 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 // disk until it speaks), replaced whole on every change.
 func (r *Rack) startDNS(ctx context.Context, cfg Config) {
 	srv := dns.New(cfg.Log)
-	addr, err := srv.ListenAndServe(ctx, cfg.DNSAddr)
+	var addr net.Addr
+	var err error
+	if cfg.DNSConn != nil && cfg.DNSListener != nil {
+		srv.Serve(ctx, cfg.DNSConn, cfg.DNSListener)
+		addr = cfg.DNSConn.LocalAddr()
+	} else {
+		addr, err = srv.ListenAndServe(ctx, cfg.DNSAddr)
+	}
 	if err != nil {
 		// Boots matter more than names: a port taken (a local resolver
 		// on 53) or not allowed is reported, and the rack runs on.
@@ -284,11 +296,12 @@ func resolveBootURL(cfg Config, ln net.Listener) (string, error) {
 // restarted rack never hands one address to two clients), reconfigured
 // whenever the region's subnets change.
 func (r *Rack) startDHCP(cfg Config) error {
+	rackDNS := servesDNSAt(r.DNS, cfg.DHCPServerIP)
 	leases, err := dhcp.OpenFileStore(filepath.Join(cfg.DataDir, "dhcp-leases.log"))
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
-	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log), leases,
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log), leases,
 		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
@@ -302,7 +315,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
-		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log)); err != nil {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
 	})
