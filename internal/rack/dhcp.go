@@ -106,6 +106,23 @@ func servesDNSAt(addr net.Addr, ip netip.Addr) bool {
 	return ap.Addr().IsUnspecified() || (ip.IsValid() && ap.Addr().Unmap() == ip)
 }
 
+// dnsAddrs are the addresses clients can be given for DNS bound at
+// addr: on every address, the DHCP server's (when set) or the host's
+// IPv4 ones; else the one bound, on port 53.
+func dnsAddrs(addr net.Addr, dhcpIP netip.Addr) []netip.Addr {
+	if !servesDNSAt(addr, dhcpIP) {
+		ap, err := netip.ParseAddrPort(fmt.Sprint(addr))
+		if err != nil || ap.Port() != 53 || ap.Addr().IsLoopback() {
+			return nil
+		}
+		return []netip.Addr{ap.Addr().Unmap()}
+	}
+	if dhcpIP.IsValid() {
+		return []netip.Addr{dhcpIP}
+	}
+	return hostIPv4()
+}
+
 // dhcpObserver turns DHCP events into boot events on machines (or
 // discoveries of unknown MACs).
 func dhcpObserver(rep *Reporter) func(dhcp.Event) {

@@ -71,6 +71,13 @@ func TestDHCPGivesRackDNS(t *testing.T) {
 		return len(ss) == 1 && len(ss[0].DNS) == 1 && slices.Contains(ss[0].Search, "lab.example")
 	})
 
+	// The rack told the region where it answers DNS: deployed machines
+	// are given that address.
+	waitFor(t, "the region to record the rack's DNS address", func() bool {
+		rs, err := n.region.Service.Store.ListRacks(ctx)
+		return err == nil && len(rs) == 1 && slices.Equal(rs[0].DNS, []string{rackIP})
+	})
+
 	lease := dhclient(t, n)
 	for _, want := range []string{
 		"option domain-name-servers 192.0.2.1,198.51.100.53;",

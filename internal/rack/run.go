@@ -181,9 +181,18 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.stop = append(r.stop, cancel)
+	// DNS first: the region is told where it answers, and DHCP tells
+	// clients of it.
+	if cfg.DNSAddr != "" || cfg.DNSConn != nil {
+		r.startDNS(ctx, cfg)
+	}
+	hello := map[string][]string{}
+	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP) {
+		hello["dns"] = append(hello["dns"], a.String())
+	}
 	// Close waits for both: the cache must not be written after it.
 	r.loops.Add(2)
-	go func() { defer r.loops.Done(); Follow(ctx, cl, r.Cache, cfg.Log, nil) }()
+	go func() { defer r.loops.Done(); FollowWith(ctx, cl, r.Cache, cfg.Log, nil, hello) }()
 	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
 
 	if cfg.MetadataURL == "" {
@@ -199,10 +208,6 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 		Holder:      cfg.Holder,
 		Key:         cfg.APIKey,
-	}
-	// DNS before DHCP, which tells clients of the DNS server it runs.
-	if cfg.DNSAddr != "" || cfg.DNSConn != nil {
-		r.startDNS(ctx, cfg)
 	}
 	// DHCP first among the boot services: its leases say who holds a MAC
 	// before any config is served.

@@ -192,6 +192,8 @@ type Rack struct {
 	Address  string
 	Version  string
 	Seen     time.Time
+	// DNS are the addresses the rack answers DNS at, as it reports them.
+	DNS []string
 }
 
 // Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
