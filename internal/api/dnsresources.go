@@ -240,20 +240,22 @@ func (s *Server) dnsRecordsRoutes() []route {
 			if err := s.applyRecordForm(r, st, &rec, res, dom, true); err != nil {
 				return err
 			}
-			if !exists {
-				if res, err = s.store.CreateDNSResource(r.Context(), res); err != nil {
-					return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
-				}
-			}
-			rec.ResourceID = res.ID
-			if rec, err = s.store.CreateDNSData(r.Context(), rec); err != nil {
-				if !exists {
-					// nothing half-written: the resource was made for this record
-					_ = s.store.DeleteDNSResource(r.Context(), res.ID)
-				}
+			machine, err := s.cnameOnMachine(r, rec, res, dom)
+			if err != nil {
 				return err
 			}
-			st.resources = append(st.resources, res)
+			// The check beside what the name holds runs in the store's
+			// transaction: of two conflicting records sent at once, one
+			// is refused.
+			res, rec, err = s.store.AddDNSData(r.Context(), res, rec, func(res store.DNSResource, held []store.DNSData) error {
+				return recordBeside(rec, res, held, machine)
+			})
+			if err != nil {
+				return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
+			}
+			if !exists {
+				st.resources = append(st.resources, res)
+			}
 			st.data = append(st.data, rec)
 			s.svc.Hub.Notify()
 			writeJSON(w, http.StatusOK, st.renderRecord(rec))
@@ -292,18 +294,40 @@ func (s *Server) applyRecordForm(r *request, st dnsState, rec *store.DNSData, re
 	if err := dnszone.ValidResourceName(res.Name, rec.Type); err != nil {
 		return badField("name", "%v", err)
 	}
-	ex := dnszone.Existing{Addresses: len(res.IPs) > 0}
+	if create {
+		return nil // checked beside what the name holds as it is added
+	}
+	machine, err := s.cnameOnMachine(r, *rec, res, dom)
+	if err != nil {
+		return err
+	}
+	var held []store.DNSData
 	for _, x := range st.data {
-		if x.ResourceID == res.ID && res.ID != 0 && x.ID != rec.ID {
-			ex.Types = append(ex.Types, x.Type)
+		if x.ResourceID == res.ID && res.ID != 0 {
+			held = append(held, x)
 		}
 	}
-	if rec.Type == "CNAME" && !ex.Addresses {
-		id, err := s.machineNamed(r.Context(), res.Name, dom.Name)
-		if err != nil {
-			return err
+	return recordBeside(*rec, res, held, machine)
+}
+
+// cnameOnMachine says whether rec is a CNAME on a machine's name, which
+// holds the machine's addresses.
+func (s *Server) cnameOnMachine(r *request, rec store.DNSData, res store.DNSResource, dom store.Domain) (bool, error) {
+	if rec.Type != "CNAME" {
+		return false, nil
+	}
+	id, err := s.machineNamed(r.Context(), res.Name, dom.Name)
+	return id != "", err
+}
+
+// recordBeside refuses rec beside what its name holds (its addresses,
+// its other records): a CNAME stands alone.
+func recordBeside(rec store.DNSData, res store.DNSResource, held []store.DNSData, machine bool) error {
+	ex := dnszone.Existing{Addresses: len(res.IPs) > 0 || machine}
+	for _, x := range held {
+		if x.ID != rec.ID {
+			ex.Types = append(ex.Types, x.Type)
 		}
-		ex.Addresses = id != ""
 	}
 	if err := dnszone.CheckAdd(ex, rec.Type); err != nil {
 		return badField("__all__", "%v", err)

@@ -578,6 +578,11 @@ type Store interface {
 	DeleteDNSResource(ctx context.Context, id int64) error
 	ListDNSData(ctx context.Context) ([]DNSData, error)
 	CreateDNSData(ctx context.Context, d DNSData) (DNSData, error)
+	// AddDNSData adds d to the name r (by domain and name; made with r's
+	// other fields when it has none yet) in one transaction that holds the
+	// name: check sees what the name holds then, and an error from it
+	// stores nothing. Two conflicting adds at once cannot both pass.
+	AddDNSData(ctx context.Context, r DNSResource, d DNSData, check func(DNSResource, []DNSData) error) (DNSResource, DNSData, error)
 	UpdateDNSData(ctx context.Context, d DNSData) (DNSData, error)
 	DeleteDNSData(ctx context.Context, id int64) error
 	DNSSerial(ctx context.Context, hash string) (uint32, error)

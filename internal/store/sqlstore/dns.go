@@ -195,8 +195,17 @@ func (s *Store) DeleteDNSResource(ctx context.Context, id int64) error {
 }
 
 func (s *Store) ListDNSData(ctx context.Context) ([]store.DNSData, error) {
+	out, err := dnsData(ctx, s.conn(s.read), "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list DNS data: %w", err)
+	}
+	return out, nil
+}
+
+// dnsData lists the dnsdata rows that match where (all for ""), by id.
+func dnsData(ctx context.Context, c conn, where string, args []any) ([]store.DNSData, error) {
 	var out []store.DNSData
-	err := eachRow(ctx, s.conn(s.read), `SELECT id, dnsresource_id, rrtype, rrdata, ttl FROM dnsdata ORDER BY id`, nil, func(r *sql.Rows) error {
+	err := eachRow(ctx, c, `SELECT id, dnsresource_id, rrtype, rrdata, ttl FROM dnsdata `+where+` ORDER BY id`, args, func(r *sql.Rows) error {
 		var d store.DNSData
 		var ttl sql.NullInt64
 		err := r.Scan(&d.ID, &d.ResourceID, &d.Type, &d.Data, &ttl)
@@ -204,10 +213,7 @@ func (s *Store) ListDNSData(ctx context.Context) ([]store.DNSData, error) {
 		out = append(out, d)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list DNS data: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 func (s *Store) CreateDNSData(ctx context.Context, d store.DNSData) (store.DNSData, error) {
