@@ -124,6 +124,7 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	}
 	d.Zones = in
 	d.Upstream = strings.Fields(s.svc.SettingString(ctx, "upstream_dns"))
+	d.DNSSEC = s.svc.SettingString(ctx, "dnssec_validation")
 	d.Trusted = strings.Fields(strings.ReplaceAll(s.svc.SettingString(ctx, "dns_trusted_acl"), ",", " "))
 	return d, nil
 }
