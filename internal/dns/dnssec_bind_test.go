@@ -2,6 +2,7 @@ package dns
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -14,7 +15,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/dnszone"
 )
 
-// signedZones is BIND 9 serving, on its own loopback address, zones
+// signedZones is BIND 9 serving, on a loopback port of its own, zones
 // signed with dnssec-signzone: good.test (with an unsigned delegation,
 // plain.good.test, served unsigned), bad.test (www's signature
 // corrupted) and old.test (signatures expired); the DS records of their
@@ -37,8 +38,9 @@ func signedZones(t *testing.T) (upstream string, anchors []string) {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	addr := fmt.Sprintf("127.0.%d.%d", 50+os.Getpid()%100, 2+os.Getpid()%200)
-	port := "5353"
+	// named listens only on addresses interfaces hold: loopback's own,
+	// on a port free for UDP and TCP a moment ago.
+	addr, port := "127.0.0.1", freePort(t)
 	zones := map[string]string{
 		"good.test":       "www A 192.0.2.80\nplain NS ns.plain.good.test.\nns.plain A " + addr + "\n",
 		"bad.test":        "www A 192.0.2.81\n",
@@ -46,7 +48,7 @@ func signedZones(t *testing.T) (upstream string, anchors []string) {
 		"plain.good.test": "www A 192.0.2.83\n",
 	}
 	var conf strings.Builder
-	fmt.Fprintf(&conf, "options { directory %q; listen-on port %s { %s; }; listen-on-v6 { none; }; recursion no; dnssec-validation no; pid-file none; };\n", dir, port, addr)
+	fmt.Fprintf(&conf, "controls { };\noptions { directory %q; listen-on port %s { %s; }; listen-on-v6 { none; }; recursion no; dnssec-validation no; pid-file none; };\n", dir, port, addr)
 	for zone, body := range zones {
 		file := zone + ".zone"
 		os.WriteFile(filepath.Join(dir, file), []byte(fmt.Sprintf("$TTL 300\n@ SOA ns.%s. hostmaster.%s. 1 600 300 86400 60\n@ NS ns.%s.\nns A %s\n%s", zone, zone, zone, addr, body)), 0o644)
@@ -84,12 +86,30 @@ func signedZones(t *testing.T) (upstream string, anchors []string) {
 				break
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("named did not serve %s:\n%s", zone, log.String())
+				t.Fatalf("named did not serve %s (%q):\n%s", zone, out, log.String())
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	return upstream, anchors
+}
+
+func freePort(t *testing.T) string {
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(pc.LocalAddr().String())
+		ln, err := net.Listen("tcp", "127.0.0.1:"+port)
+		pc.Close()
+		if err == nil {
+			ln.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return ""
 }
 
 // corrupt flips a character in the signature of owner's A RRSIG.
