@@ -17,13 +17,7 @@ func TestDNSBondOverStaleSighting(t *testing.T) {
 	needDig(t)
 	eachDB(t, func(t *testing.T, e *env) {
 		ns := e.srv.Rack.DNS.String()
-		var sn struct {
-			ID   int64 `json:"id"`
-			VLAN struct {
-				ID int64 `json:"id"`
-			} `json:"vlan"`
-		}
-		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
+		sn := e.newSubnet("192.0.2.0/24")
 		macs := []string{"52:54:00:00:d8:01", "52:54:00:00:d8:02"}
 		m := e.addMachine("node8", macs[0], url.Values{"mac_addresses": macs})
 		base := "nodes/" + m.SystemID + "/interfaces/"
@@ -50,4 +44,19 @@ func TestDNSBondOverStaleSighting(t *testing.T) {
 			t.Fatalf("the stale sighting names eth0: %s", st)
 		}
 	}, withDNS)
+}
+
+type subnetIDs struct {
+	ID   int64 `json:"id"`
+	VLAN struct {
+		ID int64 `json:"id"`
+	} `json:"vlan"`
+}
+
+// newSubnet creates a subnet, answering its id and its VLAN's.
+func (e *env) newSubnet(cidr string) subnetIDs {
+	e.t.Helper()
+	var sn subnetIDs
+	e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {cidr}}, &sn)
+	return sn
 }

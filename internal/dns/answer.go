@@ -100,4 +100,3 @@ func negative(z *dnszone.Zone) dns.RR {
 	soa.Hdr.Ttl = min(soa.Hdr.Ttl, soa.Minttl)
 	return &soa
 }
-

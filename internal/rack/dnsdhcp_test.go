@@ -1,23 +1,20 @@
 package rack_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/testutil/netns"
 )
 
 // TestDHCPGivesRackDNS: on a subnet that allows DNS, ISC dhclient's lease
@@ -78,7 +75,8 @@ func TestDHCPGivesRackDNS(t *testing.T) {
 		return err == nil && len(rs) == 1 && slices.Equal(rs[0].DNS, []string{rackIP})
 	})
 
-	lease := dhclient(t, n)
+	lease := netns.Dhclient(t, n.cli.Name, "vc", t.TempDir(), "", "timeout 15;\ninitial-interval 1;\n"+
+		"request subnet-mask, routers, domain-name-servers, domain-name, domain-search;\n", leaseEnd)
 	for _, want := range []string{
 		"option domain-name-servers 192.0.2.1,198.51.100.53;",
 		`option domain-name "maas";`,
@@ -106,38 +104,3 @@ func TestDHCPGivesRackDNS(t *testing.T) {
 }
 
 var leaseEnd = regexp.MustCompile(`(?s)lease \{.*fixed-address.*\}`)
-
-// dhclient runs ISC dhclient in the foreground on the client side until
-// its lease file holds a lease, and returns that file.
-func dhclient(t *testing.T, n *bootNet) string {
-	t.Helper()
-	dir := t.TempDir()
-	conf, lf, pf := filepath.Join(dir, "dhclient.conf"), filepath.Join(dir, "leases"), filepath.Join(dir, "pid")
-	os.WriteFile(conf, []byte("timeout 15;\ninitial-interval 1;\nrequest subnet-mask, routers, domain-name-servers, domain-name, domain-search;\n"), 0o644)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", n.cli.Name, "dhclient", "-d", "-1", "-v", "-cf", conf, "-lf", lf, "-pf", pf, "-sf", "/bin/true", "vc")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-	}()
-	for {
-		b, _ := os.ReadFile(lf)
-		if leaseEnd.Match(b) {
-			return string(b)
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("dhclient exited without a lease: %v\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
