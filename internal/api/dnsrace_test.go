@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -60,6 +61,41 @@ func TestDNSConflictingCreatesRace(t *testing.T) {
 			if n := len(r.IPs) + len(r.RRs); n != 1 {
 				t.Errorf("%s holds %d things: %+v", r.FQDN, n, r)
 			}
+		}
+
+		// Updates are checked against what the name holds as they are
+		// stored: addresses beside a CNAME, a TXT turned CNAME beside
+		// another TXT.
+		var cn struct {
+			ID int64 `json:"id"`
+		}
+		e.must(200, "POST", "dnsresourcerecords/", e.admin, url.Values{"fqdn": {"put1.maas"}, "rrtype": {"CNAME"}, "rrdata": {"x"}}, nil)
+		var res []struct {
+			ID int64 `json:"id"`
+		}
+		e.must(200, "GET", "dnsresources/?name=put1", e.admin, nil, &res)
+		if len(res) != 1 {
+			t.Fatalf("put1: %+v", res)
+		}
+		e.must(200, "POST", "dnsresourcerecords/", e.admin, url.Values{"fqdn": {"put2.maas"}, "rrtype": {"TXT"}, "rrdata": {"a"}}, nil)
+		e.must(200, "POST", "dnsresourcerecords/", e.admin, url.Values{"fqdn": {"put2.maas"}, "rrtype": {"TXT"}, "rrdata": {"b"}}, &cn)
+		before := e.dnsCounts()
+		for _, c := range []struct {
+			path string
+			form url.Values
+			says string
+		}{
+			{"dnsresources/" + itoaT(res[0].ID) + "/", url.Values{"ip_addresses": {"192.0.2.7"}}, "CNAME"},
+			{"dnsresourcerecords/" + itoaT(cn.ID) + "/", url.Values{"rrtype": {"CNAME"}, "rrdata": {"y"}}, "CNAME records for a name cannot coexist"},
+		} {
+			if code, body := e.call("PUT", c.path, e.admin, c.form); code != 400 || !strings.Contains(string(body), c.says) {
+				t.Errorf("PUT %s %v: %d %s; want 400 %q", c.path, c.form, code, body, c.says)
+			}
+		}
+		var rec apiRecord
+		e.must(200, "GET", "dnsresourcerecords/"+itoaT(cn.ID)+"/", e.admin, nil, &rec)
+		if after := e.dnsCounts(); after != before || rec.RRType != "TXT" {
+			t.Fatalf("refused updates stored something: %v (was %v), record %+v", after, before, rec)
 		}
 	})
 }

@@ -574,7 +574,10 @@ type Store interface {
 	SetDefaultDomain(ctx context.Context, id int64) error
 	ListDNSResources(ctx context.Context) ([]DNSResource, error)
 	CreateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
-	UpdateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
+	// UpdateDNSResource and UpdateDNSData change a name or a record;
+	// check (nil for none) first sees what the name holds then, under the
+	// same lock AddDNSData takes.
+	UpdateDNSResource(ctx context.Context, r DNSResource, check func(DNSResource, []DNSData) error) (DNSResource, error)
 	DeleteDNSResource(ctx context.Context, id int64) error
 	ListDNSData(ctx context.Context) ([]DNSData, error)
 	CreateDNSData(ctx context.Context, d DNSData) (DNSData, error)
@@ -583,7 +586,7 @@ type Store interface {
 	// name: check sees what the name holds then, and an error from it
 	// stores nothing. Two conflicting adds at once cannot both pass.
 	AddDNSData(ctx context.Context, r DNSResource, d DNSData, check func(DNSResource, []DNSData) error) (DNSResource, DNSData, error)
-	UpdateDNSData(ctx context.Context, d DNSData) (DNSData, error)
+	UpdateDNSData(ctx context.Context, d DNSData, check func(DNSResource, []DNSData) error) (DNSData, error)
 	DeleteDNSData(ctx context.Context, id int64) error
 	DNSSerial(ctx context.Context, hash string) (uint32, error)
 

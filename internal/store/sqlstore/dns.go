@@ -162,18 +162,6 @@ func (s *Store) CreateDNSResource(ctx context.Context, r store.DNSResource) (sto
 	return r, nil
 }
 
-func (s *Store) UpdateDNSResource(ctx context.Context, r store.DNSResource) (store.DNSResource, error) {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE dnsresources SET name = ?, domain_id = ?, address_ttl = ?, ip_addresses = ? WHERE id = ?`,
-		r.Name, r.DomainID, nullInt(r.AddressTTL), strings.Join(r.IPs, ","), r.ID)
-	if err != nil {
-		return r, fmt.Errorf("update DNS resource %d: %w", r.ID, s.resourceConflict(err, r))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return r, notFound("dnsresource", strconv.FormatInt(r.ID, 10))
-	}
-	return r, nil
-}
-
 func (s *Store) DeleteDNSResource(ctx context.Context, id int64) error {
 	err := s.inTx(ctx, func(q conn) error {
 		if _, err := q.exec(ctx, `DELETE FROM dnsdata WHERE dnsresource_id = ?`, id); err != nil {
@@ -224,18 +212,6 @@ func (s *Store) CreateDNSData(ctx context.Context, d store.DNSData) (store.DNSDa
 	}
 	if err != nil {
 		return d, fmt.Errorf("create DNS data: %w", err)
-	}
-	return d, nil
-}
-
-func (s *Store) UpdateDNSData(ctx context.Context, d store.DNSData) (store.DNSData, error) {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE dnsdata SET dnsresource_id = ?, rrtype = ?, rrdata = ?, ttl = ? WHERE id = ?`,
-		d.ResourceID, d.Type, d.Data, nullInt(d.TTL), d.ID)
-	if err != nil {
-		return d, fmt.Errorf("update DNS data %d: %w", d.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return d, notFound("dnsresourcerecord", strconv.FormatInt(d.ID, 10))
 	}
 	return d, nil
 }
