@@ -42,6 +42,9 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
 	f.StringVar(&cfg.DNSAddr, "dns-listen", ":53", "DNS address, UDP and TCP (empty: off)")
+	// A site's own signed zones (or a test's) in place of the root's key.
+	f.StringArrayVar(&cfg.DNSTrustAnchors, "dns-trust-anchor", nil, "DS or DNSKEY record trusted for DNSSEC validation instead of the root's (repeatable)")
+	_ = f.MarkHidden("dns-trust-anchor")
 	f.StringVar(&cfg.HTTPAddr, "boot-http-listen", ":5248", "HTTP boot address (empty: off)")
 	f.StringVar(&cfg.HTTPBase, "boot-http-url", "", "the boot HTTP server as machines reach it, e.g. http://192.0.2.1:5248 (default: --boot-http-listen's address, or for one on every address this host's address on --dhcp-interface)")
 	f.StringVar(&cfg.MetadataURL, "metadata-url", "", "the region's metadata API as machines reach it (default: from --region)")

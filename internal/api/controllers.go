@@ -6,8 +6,10 @@ import (
 	"encoding/base32"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -235,7 +237,24 @@ func rackOf(r *request) store.Rack {
 	if v, ok := strings.CutPrefix(r.UserAgent(), rack.RackAgent); ok {
 		version = v
 	}
-	return store.Rack{SystemID: controllerID("rack", host+"@"+addr), Hostname: host, Address: addr, Version: truncate(version, 40)}
+	return store.Rack{SystemID: controllerID("rack", host+"@"+addr), Hostname: host, Address: addr, Version: truncate(version, 40),
+		DNS: rackDNS(r.form["dns"])}
+}
+
+// rackDNS keeps the addresses a rack says it answers DNS at that a
+// machine could use: a few, unicast, not loopback.
+func rackDNS(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		a, err := netip.ParseAddr(v)
+		if err != nil || a.Zone() != "" || !a.IsGlobalUnicast() || slices.Contains(out, a.String()) {
+			continue
+		}
+		if out = append(out, a.String()); len(out) == 8 {
+			break
+		}
+	}
+	return out
 }
 
 // touchRack records the rack now and then while its stream lasts; a

@@ -33,6 +33,14 @@ func TestDeployNetwork(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A rack answering DNS on the AUTO subnet, and a second
+		// authoritative domain: the deployed machine is told of both.
+		if err := e.srv.Store.TouchRack(ctx, store.Rack{SystemID: "rk1", Hostname: "rack1", Address: "127.0.0.1", DNS: []string{"192.0.2.1", "203.0.113.53"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.srv.Store.CreateDomain(ctx, store.Domain{Name: "lab.example", Authoritative: true}); err != nil {
+			t.Fatal(err)
+		}
 		e.uploadImage("custom/netimg", "amd64/generic")
 		macs := []string{"52:54:00:16:01:01", "52:54:00:16:01:02", "52:54:00:16:01:03"}
 		m := e.addMachine("netdeploy", macs[0], url.Values{"mac_addresses": macs})
@@ -86,6 +94,8 @@ func TestDeployNetwork(t *testing.T) {
 			"      macaddress: " + macs[2] + "\n", "      set-name: eth2\n", "        - 192.0.2.2/29\n", "      gateway4: 192.0.2.1\n",
 			"  bonds:\n    bond0:\n", "        - eth0\n        - eth1\n", "        mode: active-backup\n",
 			"  vlans:\n    bond0.100:\n      id: 100\n      link: bond0\n", "        - 198.51.100.10/24\n", "          - 198.51.100.53\n",
+			// the rack on eth2's subnet only; the search list MAAS's
+			"      nameservers:\n        addresses:\n          - 192.0.2.1\n        search:\n          - maas\n          - lab.example\n",
 		} {
 			if !strings.Contains(strings.ReplaceAll(task.NetworkConfig, `"`, ""), want) {
 				t.Fatalf("network-config lacks %q:\n%s", want, task.NetworkConfig)

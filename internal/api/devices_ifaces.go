@@ -125,14 +125,17 @@ func (s *Server) resetDeviceLinks(r *request, systemID string) error {
 // interface's addresses (a device boots from none, so its first is the
 // one MAAS names), the others under their interface's name, from ipam
 // (addresses by node and interface name).
-func (s *Server) deviceHosts(ctx context.Context, ipam map[string]map[string][]netip.Addr) ([]dnszone.Host, error) {
+func (s *Server) deviceHosts(ctx context.Context, ipam map[string][]store.IPAddress) ([]dnszone.Host, error) {
 	ds, err := s.store.ListDevices(ctx, store.DeviceFilter{})
 	if err != nil {
 		return nil, fmt.Errorf("devices for DNS: %w", err)
 	}
 	var out []dnszone.Host
 	for _, d := range ds {
-		named := ipam[d.SystemID]
+		named := map[string][]netip.Addr{} // by interface name
+		for _, a := range ipam[d.SystemID] {
+			named[a.Node.Interface] = append(named[a.Node.Interface], netip.MustParseAddr(a.IP))
+		}
 		h := dnszone.Host{Name: d.Hostname, Domain: cmp.Or(d.Domain, dnszone.DefaultDomain)}
 		// By interface id: the first physical one is the boot one; bonds
 		// and VLANs the model added come after, by name.

@@ -120,14 +120,16 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	}
 	d.Zones = in
 	d.Upstream = strings.Fields(s.svc.SettingString(ctx, "upstream_dns"))
+	d.DNSSEC = s.svc.SettingString(ctx, "dnssec_validation")
 	d.Trusted = strings.Fields(strings.ReplaceAll(s.svc.SettingString(ctx, "dns_trusted_acl"), ",", " "))
 	return d, nil
 }
 
 // hostsOf is where machines' addresses enter DNS: each interface's
 // assigned addresses from IPAM, and the sighted address of a physical
-// interface that has none (a DHCP link: the rack saw what it was given).
-// Devices follow, with their IPAM addresses.
+// interface that has none (a DHCP link: the rack saw what it was given),
+// chosen among as MAAS does (dnszone.HostAddrs). Devices follow, with
+// their IPAM addresses.
 func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error) {
 	sightings, err := s.store.MachineSightings(ctx, nil)
 	if err != nil {
@@ -143,17 +145,11 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 	if err != nil {
 		return nil, err
 	}
-	// By node, then interface name, in the store's order.
-	ipam := map[string]map[string][]netip.Addr{}
+	ipam := map[string][]store.IPAddress{}
 	for _, a := range assigned {
-		ip, err := netip.ParseAddr(a.IP)
-		if err != nil || a.Node.SystemID == "" || a.Node.Interface == "" {
-			continue
+		if _, err := netip.ParseAddr(a.IP); err == nil && a.Node.SystemID != "" && a.InterfaceID != 0 {
+			ipam[a.Node.SystemID] = append(ipam[a.Node.SystemID], a)
 		}
-		if ipam[a.Node.SystemID] == nil {
-			ipam[a.Node.SystemID] = map[string][]netip.Addr{}
-		}
-		ipam[a.Node.SystemID][a.Node.Interface] = append(ipam[a.Node.SystemID][a.Node.Interface], ip)
 	}
 	ids := make([]string, 0, len(f.hosts))
 	for id := range f.hosts {
@@ -166,26 +162,22 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 		if !publishes(h.status) {
 			continue
 		}
-		dh := dnszone.Host{Name: h.name, Domain: cmp.Or(h.domain, dnszone.DefaultDomain)}
-		named := ipam[id]
+		ifaces, err := s.dnsIfaces(ctx, id, h.ifaces, ipam[id])
+		if err != nil {
+			return nil, err
+		}
+		var cands []dnszone.Candidate
+		held := map[int64]bool{}
+		for _, a := range ipam[id] {
+			held[a.InterfaceID] = true
+			cands = append(cands, dnszone.Candidate{Iface: a.InterfaceID, Kind: addrKind(a.AllocType), IP: netip.MustParseAddr(a.IP)})
+		}
 		for _, ifc := range h.ifaces {
-			if _, has := named[ifc.Name]; has {
-				continue
-			}
-			if a, ok := ipOf[ifc.MAC]; ok {
-				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: ifc.Name, Boot: ifc.Boot, IP: a})
+			if a, ok := ipOf[ifc.MAC]; ok && !held[ifc.ID] {
+				cands = append(cands, dnszone.Candidate{Iface: ifc.ID, Kind: dnszone.Discovered, IP: a})
 			}
 		}
-		names := make([]string, 0, len(named))
-		for n := range named {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			for _, a := range named[n] {
-				dh.Addrs = append(dh.Addrs, dnszone.HostAddr{Iface: n, Boot: isBoot(h.ifaces, n), IP: a})
-			}
-		}
+		dh := dnszone.Host{Name: h.name, Domain: cmp.Or(h.domain, dnszone.DefaultDomain), Addrs: dnszone.HostAddrs(ifaces, cands)}
 		if len(dh.Addrs) > 0 {
 			out = append(out, dh)
 		}
@@ -197,10 +189,43 @@ func (s *Server) hostsOf(ctx context.Context, f *dnsFeed) ([]dnszone.Host, error
 	return append(out, devs...), nil
 }
 
-// isBoot says whether the interface named n is the machine's boot
-// interface.
-func isBoot(ifaces []machine.Interface, n string) bool {
-	return slices.ContainsFunc(ifaces, func(i machine.Interface) bool { return i.Name == n && i.Boot })
+// dnsIfaces are a machine's interfaces for choosing its DNS addresses:
+// the physical ones the boot stream lists, or all of them, read, when an
+// address sits on another (a bond, bridge or VLAN).
+func (s *Server) dnsIfaces(ctx context.Context, id string, phys []machine.Interface, addrs []store.IPAddress) ([]dnszone.Iface, error) {
+	var out []dnszone.Iface
+	for _, i := range phys {
+		out = append(out, dnszone.Iface{ID: i.ID, Name: i.Name, Type: "physical", Boot: i.Boot})
+	}
+	if !slices.ContainsFunc(addrs, func(a store.IPAddress) bool {
+		return !slices.ContainsFunc(phys, func(i machine.Interface) bool { return i.ID == a.InterfaceID })
+	}) {
+		return out, nil
+	}
+	all, err := s.store.ListInterfaces(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out = out[:0]
+	for _, i := range all {
+		out = append(out, dnszone.Iface{ID: i.ID, Name: i.Name, Type: i.Type, Parents: i.Parents, Boot: i.Boot})
+	}
+	return out, nil
+}
+
+// addrKind is an allocation type as dnszone ranks it.
+func addrKind(allocType int) int {
+	switch allocType {
+	case store.AllocSticky:
+		return dnszone.Sticky
+	case store.AllocUserReserved:
+		return dnszone.UserReserved
+	case store.AllocAuto:
+		return dnszone.Auto
+	case store.AllocDHCP:
+		return dnszone.DHCP
+	}
+	return dnszone.Discovered
 }
 
 func derefTTL(p *int) int {

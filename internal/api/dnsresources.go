@@ -140,14 +140,14 @@ func (s *Server) applyResourceForm(r *request, st dnsState, res *store.DNSResour
 	if len(res.IPs) == 0 {
 		return nil
 	}
-	var types []string
+	var held []store.DNSData
 	for _, x := range st.data {
 		if x.ResourceID == res.ID && res.ID != 0 {
-			types = append(types, x.Type)
+			held = append(held, x)
 		}
 	}
-	if err := dnszone.CheckAdd(dnszone.Existing{Types: types}, "A"); err != nil {
-		return badField("ip_addresses", "%v", err)
+	if err := addressesBeside(*res, held); err != nil {
+		return err
 	}
 	if id, err := s.machineNamed(r.Context(), res.Name, d.Name); err != nil {
 		return err
@@ -184,7 +184,9 @@ func (s *Server) dnsResourceRoutes() []route {
 			if other, taken := st.resourceNamed(d.ID, res.Name); taken && other.ID != res.ID {
 				return badField("__all__", dnszone.MsgLabelInUse)
 			}
-			if res, err = s.store.UpdateDNSResource(r.Context(), res); err != nil {
+			if res, err = s.store.UpdateDNSResource(r.Context(), res, func(_ store.DNSResource, held []store.DNSData) error {
+				return addressesBeside(res, held)
+			}); err != nil {
 				return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
 			}
 			s.svc.Hub.Notify()
@@ -237,23 +239,25 @@ func (s *Server) dnsRecordsRoutes() []route {
 			if !exists {
 				res = store.DNSResource{Name: name, DomainID: dom.ID}
 			}
-			if err := s.applyRecordForm(r, st, &rec, res, dom, true); err != nil {
+			if err := applyRecordForm(r, &rec, res, true); err != nil {
 				return err
+			}
+			machine, err := s.cnameOnMachine(r, rec, res, dom)
+			if err != nil {
+				return err
+			}
+			// The check beside what the name holds runs in the store's
+			// transaction: of two conflicting records sent at once, one
+			// is refused.
+			res, rec, err = s.store.AddDNSData(r.Context(), res, rec, func(res store.DNSResource, held []store.DNSData) error {
+				return recordBeside(rec, res, held, machine)
+			})
+			if err != nil {
+				return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
 			}
 			if !exists {
-				if res, err = s.store.CreateDNSResource(r.Context(), res); err != nil {
-					return dnsConflict(err, "__all__", dnszone.MsgLabelInUse)
-				}
+				st.resources = append(st.resources, res)
 			}
-			rec.ResourceID = res.ID
-			if rec, err = s.store.CreateDNSData(r.Context(), rec); err != nil {
-				if !exists {
-					// nothing half-written: the resource was made for this record
-					_ = s.store.DeleteDNSResource(r.Context(), res.ID)
-				}
-				return err
-			}
-			st.resources = append(st.resources, res)
 			st.data = append(st.data, rec)
 			s.svc.Hub.Notify()
 			writeJSON(w, http.StatusOK, st.renderRecord(rec))
@@ -262,10 +266,9 @@ func (s *Server) dnsRecordsRoutes() []route {
 	}
 }
 
-// applyRecordForm validates rrtype, rrdata and ttl, and the record beside
-// what its name holds (a CNAME stands alone; a machine's name holds its
-// addresses).
-func (s *Server) applyRecordForm(r *request, st dnsState, rec *store.DNSData, res store.DNSResource, dom store.Domain, create bool) error {
+// applyRecordForm validates rrtype, rrdata, ttl and the name for the
+// record's type; what the name holds is checked as the record is stored.
+func applyRecordForm(r *request, rec *store.DNSData, res store.DNSResource, create bool) error {
 	if v, ok := r.form["rrtype"]; ok || create {
 		if strings.TrimSpace(first(v)) == "" {
 			return badField("rrtype", "This field is required.")
@@ -292,18 +295,45 @@ func (s *Server) applyRecordForm(r *request, st dnsState, rec *store.DNSData, re
 	if err := dnszone.ValidResourceName(res.Name, rec.Type); err != nil {
 		return badField("name", "%v", err)
 	}
-	ex := dnszone.Existing{Addresses: len(res.IPs) > 0}
-	for _, x := range st.data {
-		if x.ResourceID == res.ID && res.ID != 0 && x.ID != rec.ID {
+	// What the name holds is checked in the transaction that stores
+	// the record (recordBeside).
+	return nil
+}
+
+// addressesBeside refuses addresses on res beside the records it holds
+// (a CNAME stands alone); the update checks again under the name's lock.
+func addressesBeside(res store.DNSResource, held []store.DNSData) error {
+	if len(res.IPs) == 0 {
+		return nil
+	}
+	var types []string
+	for _, x := range held {
+		types = append(types, x.Type)
+	}
+	if err := dnszone.CheckAdd(dnszone.Existing{Types: types}, "A"); err != nil {
+		return badField("ip_addresses", "%v", err)
+	}
+	return nil
+}
+
+// cnameOnMachine says whether rec is a CNAME on a machine's name, which
+// holds the machine's addresses.
+func (s *Server) cnameOnMachine(r *request, rec store.DNSData, res store.DNSResource, dom store.Domain) (bool, error) {
+	if rec.Type != "CNAME" {
+		return false, nil
+	}
+	id, err := s.machineNamed(r.Context(), res.Name, dom.Name)
+	return id != "", err
+}
+
+// recordBeside refuses rec beside what its name holds (its addresses,
+// its other records): a CNAME stands alone.
+func recordBeside(rec store.DNSData, res store.DNSResource, held []store.DNSData, machine bool) error {
+	ex := dnszone.Existing{Addresses: len(res.IPs) > 0 || machine}
+	for _, x := range held {
+		if x.ID != rec.ID {
 			ex.Types = append(ex.Types, x.Type)
 		}
-	}
-	if rec.Type == "CNAME" && !ex.Addresses {
-		id, err := s.machineNamed(r.Context(), res.Name, dom.Name)
-		if err != nil {
-			return err
-		}
-		ex.Addresses = id != ""
 	}
 	if err := dnszone.CheckAdd(ex, rec.Type); err != nil {
 		return badField("__all__", "%v", err)
@@ -324,10 +354,16 @@ func (s *Server) dnsRecordRoutes() []route {
 			}
 			res, _ := st.resource(d.ResourceID)
 			dom, _ := st.domain(res.DomainID)
-			if err := s.applyRecordForm(r, st, &d, res, dom, false); err != nil {
+			if err := applyRecordForm(r, &d, res, false); err != nil {
 				return err
 			}
-			if d, err = s.store.UpdateDNSData(r.Context(), d); err != nil {
+			machine, err := s.cnameOnMachine(r, d, res, dom)
+			if err != nil {
+				return err
+			}
+			if d, err = s.store.UpdateDNSData(r.Context(), d, func(res store.DNSResource, held []store.DNSData) error {
+				return recordBeside(d, res, held, machine)
+			}); err != nil {
 				return err
 			}
 			for i := range st.data {

@@ -224,13 +224,7 @@ func TestDNSFromIPAM(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
 		ctx := t.Context()
 		ns := e.srv.Rack.DNS.String()
-		var sn struct {
-			ID   int64 `json:"id"`
-			VLAN struct {
-				ID int64 `json:"id"`
-			} `json:"vlan"`
-		}
-		e.must(200, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
+		sn := e.newSubnet("192.0.2.0/24")
 		m := e.addMachine("node7", "52:54:00:00:d7:01", url.Values{"mac_addresses": {"52:54:00:00:d7:01", "52:54:00:00:d7:02"}})
 		ifs, err := e.srv.Store.ListInterfaces(ctx, m.SystemID)
 		if err != nil || len(ifs) != 2 {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -123,6 +124,13 @@ func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
 	if err != nil {
 		return nil, err
 	}
+	doms, err := s.store.ListDomains(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	// As MAAS: the default domain is every subnet's domain name, and
+	// leads the search list.
+	search := store.DNSSearch(doms, "")
 	dhcpOn := map[int64]bool{}
 	for _, v := range vlans {
 		dhcpOn[v.ID] = v.DHCPOn
@@ -134,8 +142,8 @@ func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
 			continue
 		}
 		// DHCP is on by the subnet's own switch or its VLAN's (MAAS's).
-		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: sn.Domain, DHCP: sn.DHCP || dhcpOn[sn.VLANID],
-			LeaseSeconds: sn.LeaseSeconds}
+		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: cmp.Or(sn.Domain, search[0]), DHCP: sn.DHCP || dhcpOn[sn.VLANID],
+			LeaseSeconds: sn.LeaseSeconds, AllowDNS: sn.AllowDNS, Search: search}
 		for _, h := range hosts {
 			if h.SubnetID == sn.ID {
 				rsn.Hosts = append(rsn.Hosts, rack.Host{MAC: h.MAC, IP: h.IP, Hostname: h.Hostname})

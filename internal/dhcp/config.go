@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -32,6 +33,12 @@ type Subnet struct {
 	Gateway    netip.Addr
 	DNS        []netip.Addr
 	DomainName string
+	// RackDNS puts the server's own address first among the DNS servers
+	// (the rack answers DNS there): MAAS's allow_dns. Without a gateway
+	// only an address inside the subnet is given, as MAAS does.
+	RackDNS bool
+	// Search is the domain search list (option 119).
+	Search []string
 	// Dynamic are the pools addresses are handed out from.
 	Dynamic []Range
 	// Reserved addresses are never handed out dynamically, even inside a
@@ -130,6 +137,7 @@ func (c Config) clone() Config {
 	for i := range out.Subnets {
 		sn := &out.Subnets[i]
 		sn.DNS, sn.Dynamic, sn.Reserved = slices.Clone(sn.DNS), slices.Clone(sn.Dynamic), slices.Clone(sn.Reserved)
+		sn.Search = slices.Clone(sn.Search)
 	}
 	out.Hosts = slices.Clone(c.Hosts)
 	for i := range out.Hosts {
@@ -160,7 +168,27 @@ func (sn *Subnet) check() error {
 			return errors.New("dhcp: DNS servers must be IPv4 addresses")
 		}
 	}
+	for _, d := range sn.Search {
+		if !searchName(d) {
+			return fmt.Errorf("dhcp: subnet %s: %q is not a domain name", sn.CIDR, d)
+		}
+	}
 	return nil
+}
+
+// searchName says whether d encodes as option 119 wants: labels of 1 to
+// 63 octets, 253 in all.
+func searchName(d string) bool {
+	d = strings.TrimSuffix(d, ".")
+	if d == "" || len(d) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(d, ".") {
+		if l == "" || len(l) > 63 {
+			return false
+		}
+	}
+	return true
 }
 
 // broadcast is the subnet's directed broadcast address.

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 
 	"github.com/insomniacslk/dhcp/dhcpv4"
+	"github.com/insomniacslk/dhcp/rfc1035label"
 )
 
 // commonOptions finishes every OFFER and ACK: the server identifier, and
@@ -20,11 +21,14 @@ func commonOptions(req, resp *dhcpv4.DHCPv4, r *Request) bool {
 	if sn.Gateway.IsValid() {
 		resp.UpdateOption(dhcpv4.OptRouter(sn.Gateway.AsSlice()))
 	}
-	if len(sn.DNS) > 0 {
-		resp.UpdateOption(dhcpv4.OptDNS(ips(sn.DNS)...))
+	if dns := dnsServers(sn, r.ServerIP); len(dns) > 0 {
+		resp.UpdateOption(dhcpv4.OptDNS(ips(dns)...))
 	}
 	if sn.DomainName != "" {
 		resp.UpdateOption(dhcpv4.OptDomainName(sn.DomainName))
+	}
+	if len(sn.Search) > 0 {
+		resp.UpdateOption(dhcpv4.OptDomainSearch(&rfc1035label.Labels{Labels: sn.Search}))
 	}
 	if r.Host != nil && r.Host.Hostname != "" {
 		resp.UpdateOption(dhcpv4.OptHostName(r.Host.Hostname))
@@ -36,6 +40,21 @@ func commonOptions(req, resp *dhcpv4.DHCPv4, r *Request) bool {
 		resp.UpdateOption(dhcpv4.OptRebindingTimeValue(sn.LeaseTime * 7 / 8))
 	}
 	return false
+}
+
+// dnsServers are the subnet's DNS servers, after the server's own
+// address when the rack answers DNS there (MAAS lists its own first).
+func dnsServers(sn *Subnet, self netip.Addr) []netip.Addr {
+	if !sn.RackDNS || !self.Is4() || (!sn.Gateway.IsValid() && !sn.CIDR.Contains(self)) {
+		return sn.DNS
+	}
+	out := []netip.Addr{self}
+	for _, a := range sn.DNS {
+		if a != self {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func ips(as []netip.Addr) []net.IP {

@@ -1,16 +1,16 @@
 package dhcp
 
 import (
-	"bytes"
 	"context"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	nstest "github.com/anvilmetal/anvil/internal/testutil/netns"
 )
 
 // netnsConfig is testConfig with the relay network widened to
@@ -104,39 +104,12 @@ func TestNetns(t *testing.T) {
 
 var fixedAddr = regexp.MustCompile(`fixed-address ([0-9.]+);`)
 
-// runDhclient runs ISC dhclient in the foreground (-d, so the process
-// this test started is the one that holds the lease, with no daemon to
-// chase by pid file) until its lease file shows an address, then stops it.
+// runDhclient runs ISC dhclient until it holds a lease, and returns
+// the leased address.
 func runDhclient(t *testing.T, tp *topo, dir, tag string) netip.Addr {
 	t.Helper()
-	conf := filepath.Join(dir, "dhclient.conf")
-	os.WriteFile(conf, []byte("timeout 15;\ninitial-interval 1;\n"), 0o644)
-	lf, pf := filepath.Join(dir, "dhclient"+tag+".leases"), filepath.Join(dir, "dhclient"+tag+".pid")
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := nsCommand(ctx, tp, "dhclient", "-d", "-1", "-v", "-cf", conf, "-lf", lf, "-pf", pf, "-sf", "/bin/true", tp.cliIf)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		<-exited
-	}()
-	for {
-		if m := fixedAddr.FindSubmatch(must(os.ReadFile(lf))); m != nil {
-			return netip.MustParseAddr(string(m[1]))
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("dhclient exited without a lease: %v\n%s", err, out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	lease := nstest.Dhclient(t, tp.cliNS, tp.cliIf, dir, tag, "timeout 15;\ninitial-interval 1;\n", fixedAddr)
+	return netip.MustParseAddr(fixedAddr.FindStringSubmatch(lease)[1])
 }
 
 func must(b []byte, _ error) []byte { return b }

@@ -100,18 +100,3 @@ func negative(z *dnszone.Zone) dns.RR {
 	soa.Hdr.Ttl = min(soa.Hdr.Ttl, soa.Minttl)
 	return &soa
 }
-
-// forward asks the upstream resolvers in turn; nil if none answered.
-func (s *Server) forward(st *state, r *dns.Msg) *dns.Msg {
-	q := r.Copy()
-	for _, up := range st.upstream {
-		resp, _, err := s.fwd.Exchange(q, up)
-		if err != nil {
-			s.log.Debug("upstream dns failed", "upstream", up, "err", err)
-			continue
-		}
-		resp.Id = r.Id
-		return resp
-	}
-	return nil
-}

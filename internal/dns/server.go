@@ -13,11 +13,13 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/anvilmetal/anvil/internal/dnssec"
 	"github.com/anvilmetal/anvil/internal/dnszone"
 )
 
@@ -30,6 +32,9 @@ type Data struct {
 	// Trusted are the networks that may transfer zones and recurse
 	// beyond the managed subnets (dns_trusted_acl).
 	Trusted []string `json:"trusted,omitempty"`
+	// DNSSEC is dnssec_validation: "no" forwards answers as they come;
+	// "yes" and "auto" (the default) validate them.
+	DNSSEC string `json:"dnssec,omitempty"`
 }
 
 // state is one snapshot: zones and who may do what.
@@ -38,6 +43,10 @@ type state struct {
 	upstream []string
 	trusted  []netip.Prefix
 	managed  []netip.Prefix
+	// validator checks forwarded answers; nil when dnssec_validation
+	// is "no". It is kept across snapshots while the upstreams stay, for
+	// the keys it has cached.
+	validator *dnssec.Validator
 }
 
 // Server answers DNS queries from the snapshot it holds.
@@ -47,6 +56,10 @@ type Server struct {
 	fwd *dns.Client
 	// servers are those ListenAndServe started.
 	servers []*dns.Server
+	// mu orders Set and SetTrustAnchors; anchors are the validator's
+	// trust anchors (none: the root's).
+	mu      sync.Mutex
+	anchors []string
 }
 
 // New returns a server with no zones: it refuses everything until Set.
@@ -61,6 +74,8 @@ func New(log *slog.Logger) *Server {
 
 // Set builds the zones from d and swaps them in.
 func (s *Server) Set(d Data) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	st := &state{zones: dnszone.Build(d.Zones)}
 	for _, u := range d.Upstream {
 		if a, err := netip.ParseAddr(u); err == nil {
@@ -73,6 +88,13 @@ func (s *Server) Set(d Data) {
 	for _, sn := range d.Zones.Subnets {
 		if sn.CIDR.IsValid() {
 			st.managed = append(st.managed, sn.CIDR.Masked())
+		}
+	}
+	if d.DNSSEC != "no" {
+		if prev := s.st.Load(); prev.validator != nil && slices.Equal(prev.upstream, st.upstream) {
+			st.validator = prev.validator
+		} else {
+			st.validator = s.newValidator(st.upstream)
 		}
 	}
 	s.st.Store(st)

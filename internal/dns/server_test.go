@@ -76,6 +76,7 @@ func TestForwarding(t *testing.T) {
 
 	d := sampleData()
 	d.Upstream = []string{upstream}
+	d.DNSSEC = "no" // the upstream signs nothing
 	s, addr := serve(t, d)
 	if r := ask(t, addr, "example.org.", dns.TypeA, "udp"); r.Rcode != dns.RcodeRefused {
 		t.Fatalf("a client outside the managed subnets: %s; want REFUSED", dns.RcodeToString[r.Rcode])
@@ -89,6 +90,13 @@ func TestForwarding(t *testing.T) {
 	// A CNAME out of the zones is left to the client to follow.
 	if r := ask(t, addr, "out.maas.", dns.TypeA, "udp"); len(r.Answer) != 1 || !r.Authoritative {
 		t.Fatalf("CNAME out of the zones: %v", r)
+	}
+	// Validating, an upstream that cannot show the root's keys gives
+	// nothing that can be trusted.
+	d.DNSSEC = "auto"
+	s.Set(d)
+	if r := ask(t, addr, "example.org.", dns.TypeA, "udp"); r.Rcode != dns.RcodeServerFailure {
+		t.Fatalf("validating, unsigned upstream: %v; want SERVFAIL", r)
 	}
 	d.Upstream = nil
 	s.Set(d)

@@ -218,3 +218,21 @@ func TestSerialInSOA(t *testing.T) {
 		t.Error("the old snapshot changed after a new build")
 	}
 }
+
+func TestSearchList(t *testing.T) {
+	cases := []struct {
+		first string
+		auth  []string
+		want  []string
+	}{
+		{"maas", nil, []string{"maas"}},
+		{"lab.example", []string{"zeta", "maas", "lab.example", "alpha"}, []string{"lab.example", "alpha", "maas", "zeta"}},
+		{"", []string{"b", "a"}, []string{"a", "b"}},
+		{"maas.", []string{"maas", ""}, []string{"maas"}},
+	}
+	for _, c := range cases {
+		if got := SearchList(c.first, c.auth); !slices.Equal(got, c.want) {
+			t.Errorf("SearchList(%q, %v) = %v, want %v", c.first, c.auth, got, c.want)
+		}
+	}
+}

@@ -10,9 +10,9 @@ import (
 )
 
 // RenderOptions are what the deployed machine's network-config takes from
-// outside the model: the DNS search domains, and the DNS servers (Anvil's
-// own, the rack's) offered on subnets that allow DNS, before the subnets'
-// own.
+// outside the model: the DNS search domains, and the racks' DNS addresses
+// (DNSServers), offered on subnets that allow DNS before the subnets' own
+// (see rackDNS).
 type RenderOptions struct {
 	SearchDomains []string
 	DNSServers    []netip.Addr
@@ -139,10 +139,8 @@ func (r *renderer) addresses(c *ymap, i Interface) {
 		addrs = append(addrs, netip.PrefixFrom(l.IP, s.CIDR.Bits()).String())
 		if s.AllowDNS {
 			allowDNS = true
-			for _, d := range r.opt.DNSServers {
-				if d.Is4() == s.CIDR.Addr().Is4() {
-					dns = appendNew(dns, d.String())
-				}
+			for _, d := range r.rackDNS(s) {
+				dns = appendNew(dns, d.String())
 			}
 		}
 		for _, d := range s.DNSServers {
@@ -191,6 +189,26 @@ func (r *renderer) addresses(c *ymap, i Interface) {
 		}
 		c.set("nameservers", ns)
 	}
+}
+
+// rackDNS are the racks' DNS addresses a machine on s can use, as MAAS
+// picks them: of s's family, on s's VLAN, and inside s itself when s has
+// no gateway to reach the rest of the VLAN by.
+func (r *renderer) rackDNS(s Subnet) []netip.Addr {
+	var out []netip.Addr
+	for _, d := range r.opt.DNSServers {
+		if d.Is4() != s.CIDR.Addr().Is4() {
+			continue
+		}
+		ok := s.CIDR.Contains(d)
+		for _, o := range r.n.Subnets {
+			ok = ok || s.Gateway.IsValid() && o.VLANID == s.VLANID && o.CIDR.Contains(d)
+		}
+		if ok {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func appendNew(l ylist, s string) ylist {

@@ -2,6 +2,8 @@ package network
 
 import (
 	"flag"
+	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +12,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-var renderOpts = RenderOptions{SearchDomains: []string{"maas", "example.com"}}
+// The racks answer DNS on subnets 1 and 3 (VLAN 1) and 4; 203.0.113.53
+// is on no subnet of the site.
+var renderOpts = RenderOptions{SearchDomains: []string{"maas", "example.com"},
+	DNSServers: []netip.Addr{ip("192.0.2.2"), ip("2001:db8::2"), ip("198.18.0.2"), ip("203.0.113.53")}}
 
 func TestRenderGolden(t *testing.T) {
 	for name, m := range shapes() {
@@ -78,5 +83,33 @@ func TestRenderRefuses(t *testing.T) {
 				t.Fatalf("error %v; want %q on %s", err, c.want, c.field)
 			}
 		})
+	}
+}
+
+// TestRackDNS: a subnet that allows DNS gets the racks' addresses of its
+// family on its VLAN; without a gateway, only those inside it.
+func TestRackDNS(t *testing.T) {
+	n := site()
+	n.Subnets = append(n.Subnets, Subnet{ID: 5, VLANID: 1, CIDR: pfx("198.51.200.0/24"), AllowDNS: true})
+	r := renderer{n: n, opt: RenderOptions{DNSServers: []netip.Addr{ip("198.51.200.9"), ip("192.0.2.2"), ip("2001:db8::2"), ip("203.0.113.53")}}}
+	cases := []struct {
+		subnet int
+		want   string
+	}{
+		{1, "[198.51.200.9 192.0.2.2]"}, // both on VLAN 1, which its gateway reaches
+		{3, "[2001:db8::2]"},
+		{2, "[]"}, // another VLAN
+		{5, "[198.51.200.9]"},
+	}
+	for _, c := range cases {
+		s, _ := n.Subnet(c.subnet)
+		if got := fmt.Sprint(r.rackDNS(s)); got != c.want {
+			t.Errorf("subnet %d: %s, want %s", c.subnet, got, c.want)
+		}
+	}
+	// With a gateway, subnet 5 reaches the rack on subnet 1 of its VLAN.
+	n.Subnets[4].Gateway = ip("198.51.200.1")
+	if got := fmt.Sprint(r.rackDNS(n.Subnets[4])); got != "[198.51.200.9 192.0.2.2]" {
+		t.Errorf("subnet 5 with a gateway: %s", got)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // output directory) → lines it must hold.
 var netplanWants = map[string]map[string][]string{
 	"dhcp":   {"run/systemd/network/10-netplan-eth0.network": {"PermanentMACAddress=52:54:00:00:00:01", "DHCP=ipv4"}},
-	"static": {"run/systemd/network/10-netplan-eth0.network": {"Address=192.0.2.10/24", "Gateway=192.0.2.1", "DNS=192.0.2.53", "Domains=maas example.com"}},
+	"static": {"run/systemd/network/10-netplan-eth0.network": {"Address=192.0.2.10/24", "Gateway=192.0.2.1", "DNS=192.0.2.2", "192.0.2.53", "Domains=maas example.com"}},
 	"bond-vlan": {
 		"run/systemd/network/10-netplan-bond0.netdev":     {"Kind=bond", "Mode=802.3ad", "LACPTransmitRate=fast", "TransmitHashPolicy=layer3+4", "MIIMonitorSec=100ms"},
 		"run/systemd/network/10-netplan-eth0.network":     {"Bond=bond0"},
@@ -42,7 +42,7 @@ var netplanWants = map[string]map[string][]string{
 // when ifupdown is installed, as debootstrap installs it).
 var eniWants = map[string][]string{
 	"dhcp":        {"iface eth0 inet dhcp"},
-	"static":      {"iface eth0 inet static", "address 192.0.2.10/24", "gateway 192.0.2.1", "dns-nameservers 192.0.2.53", "dns-search maas example.com"},
+	"static":      {"iface eth0 inet static", "address 192.0.2.10/24", "gateway 192.0.2.1", "dns-nameservers 192.0.2.2 192.0.2.53", "dns-search maas example.com"},
 	"bond-vlan":   {"bond-master bond0", "bond-mode 802.3ad", "iface bond0.100 inet static", "vlan_id 100", "vlan-raw-device bond0", "address 198.51.100.10/24", "route add -net 198.18.10.0/24 gw 198.51.100.254"},
 	"bridge-bond": {"bond-mode active-backup", "iface br0 inet static", "bridge_ports bond0", "bridge_stp on", "bridge_fd 4", "address 192.0.2.20/24"},
 	// cloud-init 22.4 writes an OVS bridge as a kernel bridge.

@@ -51,7 +51,9 @@ const (
 	mdBase   = "http://" + rackIP + ":5240"
 )
 
-func newBootNet(t *testing.T, dbURL string) *bootNet {
+// newBootNet builds the network; each more function adjusts the rack's
+// configuration before it starts, with the namespaces in place.
+func newBootNet(t *testing.T, dbURL string, more ...func(*bootNet, *rack.Config)) *bootNet {
 	pid := os.Getpid() % 100000
 	n := &bootNet{t: t, srv: netns.New(t, fmt.Sprintf("anvcrs%d", pid)), cli: netns.New(t, fmt.Sprintf("anvcrc%d", pid))}
 	n.srv.Ip("link", "add", "vs", "type", "veth", "peer", "name", "vc", "netns", n.cli.Name)
@@ -98,7 +100,7 @@ func newBootNet(t *testing.T, dbURL string) *bootNet {
 	go md.Serve(mdLn)
 	t.Cleanup(func() { md.Close() })
 
-	n.rack, err = rack.Start(ctx, rack.Config{
+	cfg := rack.Config{
 		DataDir: t.TempDir(), RegionURL: base, APIKey: n.key, HTTPBase: bootBase, HTTPListener: bootLn,
 		MetadataURL: mdBase + metadata.Prefix, Log: log,
 		DHCPInterface: "vs", DHCPServerIP: netip.MustParseAddr(rackIP), NoRAReply: true,
@@ -107,7 +109,11 @@ func newBootNet(t *testing.T, dbURL string) *bootNet {
 			n.srv.Go(func() { errc <- s.ListenAndServe("vs") })
 			return <-errc
 		},
-	})
+	}
+	for _, f := range more {
+		f(n, &cfg)
+	}
+	n.rack, err = rack.Start(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

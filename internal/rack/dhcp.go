@@ -14,8 +14,9 @@ import (
 // configuration; a subnet that does not parse is skipped and logged, so
 // one bad row cannot stop DHCP for the others. iPXE is sent to the boot
 // URL's ipxe.cfg (bootBase), or to port 5248 of the DHCP server without
-// HTTP boot here.
-func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhcp.BootFiles, proxy bool, log *slog.Logger) dhcp.Config {
+// HTTP boot here. rackDNS says the rack answers DNS where DHCP serves,
+// so subnets that allow DNS are given its address.
+func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhcp.BootFiles, proxy, rackDNS bool, log *slog.Logger) dhcp.Config {
 	if boot.IPXE == "" {
 		boot.IPXE = "http://{server}:5248/ipxe.cfg"
 		if bootBase != "" {
@@ -26,6 +27,7 @@ func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhc
 	macs, ips := map[string]bool{}, map[netip.Addr]bool{}
 	for _, s := range subnets {
 		d, err := convertSubnet(s)
+		d.RackDNS = rackDNS && s.AllowDNS
 		if err != nil {
 			log.Error("subnet not served", "cidr", s.CIDR, "err", err)
 			continue
@@ -58,7 +60,7 @@ func convertSubnet(s Subnet) (dhcp.Subnet, error) {
 	if err != nil {
 		return dhcp.Subnet{}, err
 	}
-	d := dhcp.Subnet{CIDR: p, DomainName: s.Domain, Enabled: s.DHCP, LeaseTime: time.Duration(s.LeaseSeconds) * time.Second}
+	d := dhcp.Subnet{CIDR: p, DomainName: s.Domain, Search: s.Search, Enabled: s.DHCP, LeaseTime: time.Duration(s.LeaseSeconds) * time.Second}
 	if s.Gateway != "" {
 		if d.Gateway, err = netip.ParseAddr(s.Gateway); err != nil {
 			return d, err
@@ -88,6 +90,37 @@ func convertSubnet(s Subnet) (dhcp.Subnet, error) {
 	}
 	d.Reserved, err = conv(s.Reserved)
 	return d, err
+}
+
+// servesDNSAt says whether DNS bound at addr answers clients at ip:
+// on port 53, the only one a DHCP client can be told, and on ip or on
+// every address (ip zero: the interface's own, whichever it is).
+func servesDNSAt(addr net.Addr, ip netip.Addr) bool {
+	if addr == nil {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil || ap.Port() != 53 {
+		return false
+	}
+	return ap.Addr().IsUnspecified() || (ip.IsValid() && ap.Addr().Unmap() == ip)
+}
+
+// dnsAddrs are the addresses clients can be given for DNS bound at
+// addr: on every address, the DHCP server's (when set) or the host's
+// IPv4 ones; else the one bound, on port 53.
+func dnsAddrs(addr net.Addr, dhcpIP netip.Addr) []netip.Addr {
+	if !servesDNSAt(addr, dhcpIP) {
+		ap, err := netip.ParseAddrPort(fmt.Sprint(addr))
+		if err != nil || ap.Port() != 53 || ap.Addr().IsLoopback() {
+			return nil
+		}
+		return []netip.Addr{ap.Addr().Unmap()}
+	}
+	if dhcpIP.IsValid() {
+		return []netip.Addr{dhcpIP}
+	}
+	return hostIPv4()
 }
 
 // dhcpObserver turns DHCP events into boot events on machines (or

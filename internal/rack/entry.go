@@ -48,10 +48,14 @@ func EntryOf(m *machine.Machine) Entry {
 
 // Subnet is a network the rack may serve DHCP on, with its ranges.
 type Subnet struct {
-	CIDR         string      `json:"cidr"`
-	Gateway      string      `json:"gateway,omitempty"`
-	DNS          []string    `json:"dns,omitempty"`
-	Domain       string      `json:"domain,omitempty"`
+	CIDR    string   `json:"cidr"`
+	Gateway string   `json:"gateway,omitempty"`
+	DNS     []string `json:"dns,omitempty"`
+	Domain  string   `json:"domain,omitempty"`
+	// AllowDNS offers the racks' DNS to the subnet's clients (MAAS's
+	// allow_dns); Search is the domain search list DHCP gives.
+	AllowDNS     bool        `json:"allow_dns,omitempty"`
+	Search       []string    `json:"search,omitempty"`
 	DHCP         bool        `json:"dhcp"`
 	LeaseSeconds int         `json:"lease_seconds"`
 	Dynamic      [][2]string `json:"dynamic,omitempty"`

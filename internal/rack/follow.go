@@ -20,6 +20,12 @@ const RackAgent = "anvil-rack/"
 // each burst, and reconnects with back-off when the region goes away. While
 // it is away the cache keeps answering with what it last knew.
 func Follow(ctx context.Context, cl *client.Client, c *Cache, log *slog.Logger, synced func()) {
+	FollowWith(ctx, cl, c, log, synced, nil)
+}
+
+// FollowWith is Follow telling the region more about the rack: the
+// addresses it answers DNS at ("dns").
+func FollowWith(ctx context.Context, cl *client.Client, c *Cache, log *slog.Logger, synced func(), hello map[string][]string) {
 	go func() {
 		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
@@ -36,10 +42,14 @@ func Follow(ctx context.Context, cl *client.Client, c *Cache, log *slog.Logger, 
 	}()
 	// The region lists the racks following it by the name they give.
 	host, _ := os.Hostname()
+	q := map[string][]string{"op": {"boot_stream"}, "hostname": {host}}
+	for k, v := range hello {
+		q[k] = v
+	}
 	backoff := time.Second
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := cl.Stream(ctx, "rack/", map[string][]string{"op": {"boot_stream"}, "hostname": {host}}, func(event, data string) error {
+		err := cl.Stream(ctx, "rack/", q, func(event, data string) error {
 			if event != "change" {
 				return nil
 			}

@@ -89,6 +89,13 @@ type Config struct {
 	// DNSAddr is where the DNS server answers, over UDP and TCP ("" turns
 	// it off).
 	DNSAddr string
+	// DNSConn and DNSListener, when both set, are used instead of
+	// listening on DNSAddr (tests open them inside a network namespace).
+	DNSConn     net.PacketConn
+	DNSListener net.Listener
+	// DNSTrustAnchors replace the root's key for DNSSEC validation
+	// (DS or DNSKEY records in zone file syntax).
+	DNSTrustAnchors []string
 	// NoRAReply turns off the answer to IPv6 router solicitations that
 	// a rack serving full DHCP gives by default (see package ndp).
 	NoRAReply bool
@@ -177,9 +184,18 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	r.stop = append(r.stop, cancel)
+	// DNS first: the region is told where it answers, and DHCP tells
+	// clients of it.
+	if cfg.DNSAddr != "" || cfg.DNSConn != nil {
+		r.startDNS(ctx, cfg)
+	}
+	hello := map[string][]string{}
+	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP) {
+		hello["dns"] = append(hello["dns"], a.String())
+	}
 	// Close waits for both: the cache must not be written after it.
 	r.loops.Add(2)
-	go func() { defer r.loops.Done(); Follow(ctx, cl, r.Cache, cfg.Log, nil) }()
+	go func() { defer r.loops.Done(); FollowWith(ctx, cl, r.Cache, cfg.Log, nil, hello) }()
 	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
 
 	if cfg.MetadataURL == "" {
@@ -196,8 +212,8 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		Holder:      cfg.Holder,
 		Key:         cfg.APIKey,
 	}
-	// DHCP first: its leases say who holds a MAC before any config is
-	// served.
+	// DHCP first among the boot services: its leases say who holds a MAC
+	// before any config is served.
 	if cfg.DHCPInterface != "" {
 		if err := r.startDHCP(cfg); err != nil {
 			r.Close()
@@ -226,9 +242,6 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		go func() { _ = t.Serve(pc) }()
 		r.stop = append(r.stop, t.Shutdown)
 	}
-	if cfg.DNSAddr != "" {
-		r.startDNS(ctx, cfg)
-	}
 	if ln != nil {
 		r.HTTP = ln.Addr()
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
@@ -243,7 +256,20 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 // disk until it speaks), replaced whole on every change.
 func (r *Rack) startDNS(ctx context.Context, cfg Config) {
 	srv := dns.New(cfg.Log)
-	addr, err := srv.ListenAndServe(ctx, cfg.DNSAddr)
+	if len(cfg.DNSTrustAnchors) > 0 {
+		if err := srv.SetTrustAnchors(cfg.DNSTrustAnchors); err != nil {
+			// validation goes on with the root's key
+			cfg.Log.Error("DNS trust anchors refused", "err", err)
+		}
+	}
+	var addr net.Addr
+	var err error
+	if cfg.DNSConn != nil && cfg.DNSListener != nil {
+		srv.Serve(ctx, cfg.DNSConn, cfg.DNSListener)
+		addr = cfg.DNSConn.LocalAddr()
+	} else {
+		addr, err = srv.ListenAndServe(ctx, cfg.DNSAddr)
+	}
 	if err != nil {
 		// Boots matter more than names: a port taken (a local resolver
 		// on 53) or not allowed is reported, and the rack runs on.
@@ -284,11 +310,12 @@ func resolveBootURL(cfg Config, ln net.Listener) (string, error) {
 // restarted rack never hands one address to two clients), reconfigured
 // whenever the region's subnets change.
 func (r *Rack) startDHCP(cfg Config) error {
+	rackDNS := servesDNSAt(r.DNS, cfg.DHCPServerIP)
 	leases, err := dhcp.OpenFileStore(filepath.Join(cfg.DataDir, "dhcp-leases.log"))
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
-	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log), leases,
+	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log), leases,
 		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
@@ -302,7 +329,7 @@ func (r *Rack) startDHCP(cfg Config) error {
 		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
-		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, cfg.Log)); err != nil {
+		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
 	})

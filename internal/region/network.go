@@ -6,6 +6,8 @@ import (
 	"github.com/anvilmetal/anvil/internal/device"
 	"net"
 	"net/netip"
+	"slices"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/fielderr"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -51,13 +53,35 @@ func configured(m *network.Machine) bool {
 	return false
 }
 
-// renderOptions are the deployed machine's DNS search domain: its own.
-func renderOptions(m machine.Machine) network.RenderOptions {
+// rackDNSFresh is how recently a rack must have followed the boot stream
+// for machines to be given its DNS address.
+const rackDNSFresh = 10 * time.Minute
+
+// renderOptions are the deployed machine's DNS: the search list MAAS
+// gives (its own domain, then the other authoritative ones) and the
+// addresses the racks following the region answer DNS at.
+func (s *Service) renderOptions(ctx context.Context, m machine.Machine) (network.RenderOptions, error) {
 	var o network.RenderOptions
-	if m.Domain != "" {
-		o.SearchDomains = []string{m.Domain}
+	doms, err := s.Store.ListDomains(ctx)
+	if err != nil {
+		return o, err
 	}
-	return o
+	o.SearchDomains = store.DNSSearch(doms, m.Domain)
+	racks, err := s.Store.ListRacks(ctx)
+	if err != nil {
+		return o, err
+	}
+	for _, rk := range racks {
+		if s.Now().Sub(rk.Seen) > rackDNSFresh {
+			continue
+		}
+		for _, d := range rk.DNS {
+			if a, err := netip.ParseAddr(d); err == nil && !slices.Contains(o.DNSServers, a) {
+				o.DNSServers = append(o.DNSServers, a)
+			}
+		}
+	}
+	return o, nil
 }
 
 // prepareDeployNetwork runs before a Deploy step the lifecycle accepts:
@@ -85,7 +109,11 @@ func (s *Service) prepareDeployNetwork(ctx context.Context, actor machine.Actor,
 	if err != nil {
 		return false, err
 	}
-	if _, err := network.Render(n, dry, renderOptions(m)); err != nil {
+	opt, err := s.renderOptions(ctx, m)
+	if err != nil {
+		return false, err
+	}
+	if _, err := network.Render(n, dry, opt); err != nil {
 		return false, err
 	}
 	allocated := false
@@ -158,7 +186,11 @@ func (s *Service) networkConfig(ctx context.Context, m machine.Machine) (string,
 	if !configured(nm) {
 		return "", nil
 	}
-	b, err := network.Render(n, nm, renderOptions(m))
+	opt, err := s.renderOptions(ctx, m)
+	if err != nil {
+		return "", err
+	}
+	b, err := network.Render(n, nm, opt)
 	if err != nil {
 		return "", fmt.Errorf("render the network of %s: %w", m.SystemID, err)
 	}

@@ -192,6 +192,8 @@ type Rack struct {
 	Address  string
 	Version  string
 	Seen     time.Time
+	// DNS are the addresses the rack answers DNS at, as it reports them.
+	DNS []string
 }
 
 // Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
@@ -575,11 +577,19 @@ type Store interface {
 	SetDefaultDomain(ctx context.Context, id int64) error
 	ListDNSResources(ctx context.Context) ([]DNSResource, error)
 	CreateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
-	UpdateDNSResource(ctx context.Context, r DNSResource) (DNSResource, error)
+	// UpdateDNSResource and UpdateDNSData change a name or a record;
+	// check (nil for none) first sees what the name holds then, under the
+	// same lock AddDNSData takes.
+	UpdateDNSResource(ctx context.Context, r DNSResource, check func(DNSResource, []DNSData) error) (DNSResource, error)
 	DeleteDNSResource(ctx context.Context, id int64) error
 	ListDNSData(ctx context.Context) ([]DNSData, error)
 	CreateDNSData(ctx context.Context, d DNSData) (DNSData, error)
-	UpdateDNSData(ctx context.Context, d DNSData) (DNSData, error)
+	// AddDNSData adds d to the name r (by domain and name; made with r's
+	// other fields when it has none yet) in one transaction that holds the
+	// name: check sees what the name holds then, and an error from it
+	// stores nothing. Two conflicting adds at once cannot both pass.
+	AddDNSData(ctx context.Context, r DNSResource, d DNSData, check func(DNSResource, []DNSData) error) (DNSResource, DNSData, error)
+	UpdateDNSData(ctx context.Context, d DNSData, check func(DNSResource, []DNSData) error) (DNSData, error)
 	DeleteDNSData(ctx context.Context, id int64) error
 	DNSSerial(ctx context.Context, hash string) (uint32, error)
 

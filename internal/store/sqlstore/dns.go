@@ -162,18 +162,6 @@ func (s *Store) CreateDNSResource(ctx context.Context, r store.DNSResource) (sto
 	return r, nil
 }
 
-func (s *Store) UpdateDNSResource(ctx context.Context, r store.DNSResource) (store.DNSResource, error) {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE dnsresources SET name = ?, domain_id = ?, address_ttl = ?, ip_addresses = ? WHERE id = ?`,
-		r.Name, r.DomainID, nullInt(r.AddressTTL), strings.Join(r.IPs, ","), r.ID)
-	if err != nil {
-		return r, fmt.Errorf("update DNS resource %d: %w", r.ID, s.resourceConflict(err, r))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return r, notFound("dnsresource", strconv.FormatInt(r.ID, 10))
-	}
-	return r, nil
-}
-
 func (s *Store) DeleteDNSResource(ctx context.Context, id int64) error {
 	err := s.inTx(ctx, func(q conn) error {
 		if _, err := q.exec(ctx, `DELETE FROM dnsdata WHERE dnsresource_id = ?`, id); err != nil {
@@ -195,8 +183,17 @@ func (s *Store) DeleteDNSResource(ctx context.Context, id int64) error {
 }
 
 func (s *Store) ListDNSData(ctx context.Context) ([]store.DNSData, error) {
+	out, err := dnsData(ctx, s.conn(s.read), "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("list DNS data: %w", err)
+	}
+	return out, nil
+}
+
+// dnsData lists the dnsdata rows that match where (all for ""), by id.
+func dnsData(ctx context.Context, c conn, where string, args []any) ([]store.DNSData, error) {
 	var out []store.DNSData
-	err := eachRow(ctx, s.conn(s.read), `SELECT id, dnsresource_id, rrtype, rrdata, ttl FROM dnsdata ORDER BY id`, nil, func(r *sql.Rows) error {
+	err := eachRow(ctx, c, `SELECT id, dnsresource_id, rrtype, rrdata, ttl FROM dnsdata `+where+` ORDER BY id`, args, func(r *sql.Rows) error {
 		var d store.DNSData
 		var ttl sql.NullInt64
 		err := r.Scan(&d.ID, &d.ResourceID, &d.Type, &d.Data, &ttl)
@@ -204,10 +201,7 @@ func (s *Store) ListDNSData(ctx context.Context) ([]store.DNSData, error) {
 		out = append(out, d)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("list DNS data: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 func (s *Store) CreateDNSData(ctx context.Context, d store.DNSData) (store.DNSData, error) {
@@ -218,18 +212,6 @@ func (s *Store) CreateDNSData(ctx context.Context, d store.DNSData) (store.DNSDa
 	}
 	if err != nil {
 		return d, fmt.Errorf("create DNS data: %w", err)
-	}
-	return d, nil
-}
-
-func (s *Store) UpdateDNSData(ctx context.Context, d store.DNSData) (store.DNSData, error) {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE dnsdata SET dnsresource_id = ?, rrtype = ?, rrdata = ?, ttl = ? WHERE id = ?`,
-		d.ResourceID, d.Type, d.Data, nullInt(d.TTL), d.ID)
-	if err != nil {
-		return d, fmt.Errorf("update DNS data %d: %w", d.ID, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return d, notFound("dnsresourcerecord", strconv.FormatInt(d.ID, 10))
 	}
 	return d, nil
 }

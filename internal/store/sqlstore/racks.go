@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -27,10 +28,10 @@ func (s *Store) RegionsSeen(ctx context.Context) ([]store.RegionSeen, error) {
 
 // TouchRack records the rack as seen now, replacing what it said before.
 func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
-	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen) VALUES (?, ?, ?, ?, ?)
+	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, dns_addresses) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (system_id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
-		version = excluded.version, seen = excluded.seen`,
-		r.SystemID, r.Hostname, r.Address, r.Version, s.tv(s.now()))
+		version = excluded.version, seen = excluded.seen, dns_addresses = excluded.dns_addresses`,
+		r.SystemID, r.Hostname, r.Address, r.Version, s.tv(s.now()), strings.Join(r.DNS, ","))
 	if err != nil {
 		return fmt.Errorf("touch rack %s: %w", r.SystemID, err)
 	}
@@ -40,11 +41,15 @@ func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
 // ListRacks lists the racks recorded, by hostname.
 func (s *Store) ListRacks(ctx context.Context) ([]store.Rack, error) {
 	var out []store.Rack
-	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen FROM racks ORDER BY hostname, system_id`, nil,
+	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen, dns_addresses FROM racks ORDER BY hostname, system_id`, nil,
 		func(r *sql.Rows) error {
 			var k store.Rack
-			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}); err != nil {
+			var dns string
+			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}, &dns); err != nil {
 				return err
+			}
+			if dns != "" {
+				k.DNS = strings.Split(dns, ",")
 			}
 			out = append(out, k)
 			return nil

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func testRacks(t *testing.T, s store.Store) {
 	for _, r := range []store.Rack{
 		{SystemID: "r2", Hostname: "rack-b", Address: "192.0.2.2", Version: "1.0"},
 		{SystemID: "r1", Hostname: "rack-a", Address: "192.0.2.1", Version: "1.0"},
-		{SystemID: "r1", Hostname: "rack-a", Address: "192.0.2.9", Version: "1.1"},
+		{SystemID: "r1", Hostname: "rack-a", Address: "192.0.2.9", Version: "1.1", DNS: []string{"192.0.2.9", "2001:db8::9"}},
 	} {
 		if err := s.TouchRack(ctx, r); err != nil {
 			t.Fatal(err)
@@ -77,7 +78,7 @@ func testRacks(t *testing.T, s store.Store) {
 	}
 	rs, err := s.ListRacks(ctx)
 	if err != nil || len(rs) != 2 || rs[0].SystemID != "r1" || rs[0].Address != "192.0.2.9" || rs[0].Version != "1.1" ||
-		rs[1].Hostname != "rack-b" || rs[0].Seen.Before(before) {
+		!slices.Equal(rs[0].DNS, []string{"192.0.2.9", "2001:db8::9"}) || rs[1].DNS != nil || rs[1].Hostname != "rack-b" || rs[0].Seen.Before(before) {
 		t.Fatalf("ListRacks = %+v, %v", rs, err)
 	}
 	if err := s.TouchRegion(ctx, "http://region-a:5240/MAAS/"); err != nil {

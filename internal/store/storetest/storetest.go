@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Pools", testPools},
 		{"Tags", testTags},
 		{"DNS", testDNS},
+		{"AddDNSDataHoldsName", testAddDNSDataHoldsName},
 		{"TagMachines", testTagMachines},
 		{"AppendAndQueryEvents", testAppendAndQueryEvents},
 		{"EventFilters", testEventFilters},
