@@ -26,23 +26,26 @@ func (s *Store) ReleasePower(ctx context.Context, id, owner string) error {
 }
 
 // NoteRackPower records that a rack asked for power work now, with the
-// networks it declared (stored comma-separated).
+// networks it declared (stored comma-separated), and forgets racks not
+// seen for a day.
 func (s *Store) NoteRackPower(ctx context.Context, r store.RackPower) error {
+	seen := s.orNow(r.Seen)
+	if _, err := s.conn(s.write).exec(ctx, `DELETE FROM rack_power WHERE seen < ?`, s.tv(seen.Add(-24*time.Hour))); err != nil {
+		return fmt.Errorf("forget power racks: %w", err)
+	}
 	_, err := s.conn(s.write).exec(ctx, `INSERT INTO rack_power (rack_id, hostname, networks, seen) VALUES (?, ?, ?, ?)
 		ON CONFLICT (rack_id) DO UPDATE SET hostname = excluded.hostname, networks = excluded.networks, seen = excluded.seen`,
-		r.ID, r.Hostname, strings.Join(r.Networks, ","), s.tv(s.orNow(r.Seen)))
+		r.ID, r.Hostname, strings.Join(r.Networks, ","), s.tv(seen))
 	if err != nil {
 		return fmt.Errorf("note power rack %s: %w", r.ID, err)
 	}
 	return nil
 }
 
-// RackPowers lists the racks seen asking for power work since since, and
-// forgets those not seen for a day.
+// RackPowers lists the racks seen asking for power work since since. It
+// only reads: the region asks while it queues a request, which may be
+// inside a write transaction.
 func (s *Store) RackPowers(ctx context.Context, since time.Time) ([]store.RackPower, error) {
-	if _, err := s.conn(s.write).exec(ctx, `DELETE FROM rack_power WHERE seen < ?`, s.tv(since.Add(-24*time.Hour))); err != nil {
-		return nil, fmt.Errorf("forget power racks: %w", err)
-	}
 	var out []store.RackPower
 	err := eachRow(ctx, s.conn(s.read), `SELECT rack_id, hostname, networks, seen FROM rack_power WHERE seen >= ? ORDER BY rack_id`,
 		[]any{s.tv(since)}, func(rows *sql.Rows) error {
