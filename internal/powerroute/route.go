@@ -111,7 +111,12 @@ func Serving(racks []Rack, bmcKey string) []string {
 // NoRackError is a request for a BMC that no live rack reaches.
 type NoRackError struct{ Host string }
 
-func (e *NoRackError) Error() string { return "no rack reaches BMC " + e.Host }
+func (e *NoRackError) Error() string {
+	if e.Host == "" {
+		return "no rack is running power commands"
+	}
+	return "no rack reaches BMC " + e.Host
+}
 
 // Route returns nil when some live rack reaches the BMC, else a
 // *NoRackError naming it.
