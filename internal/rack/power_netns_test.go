@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/client"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/serve"
 	"github.com/anvilmetal/anvil/internal/store"
 	tnetns "github.com/anvilmetal/anvil/internal/testutil/netns"
@@ -57,13 +59,14 @@ const simSecret = "Sim-secret1"
 // not say who sent a command.
 type simBMC struct {
 	addr string
+	port int // where the driver sends: 623 behind the relay
 	hw   string
 	mu   sync.Mutex
 	from map[string]int // source address → datagrams
 }
 
 func (b *simBMC) params() url.Values {
-	return url.Values{"power_type": {"ipmi"}, "power_parameters_power_address": {b.addr + ":623"},
+	return url.Values{"power_type": {"ipmi"}, "power_parameters_power_address": {net.JoinHostPort(b.addr, strconv.Itoa(b.port))},
 		"power_parameters_power_user": {"admin"}, "power_parameters_power_pass": {simSecret}}
 }
 
@@ -82,30 +85,41 @@ func (b *simBMC) sources() map[string]int {
 	return out
 }
 
-func hostIP(t *testing.T, args ...string) {
+func hostIP(t testing.TB, args ...string) {
 	t.Helper()
 	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 		t.Fatalf("ip %v: %v: %s", args, err, out)
 	}
 }
 
-// startBMC runs ipmi_sim on loopback inside ns and the relay on addr:623.
-func startBMC(t *testing.T, ns *tnetns.NS, addr string, delay int) *simBMC {
+// startBMC runs ipmi_sim on loopback inside ns and the relay on addr:623;
+// without ns, ipmi_sim itself listens on addr (a loopback address) at a
+// port of its own.
+func startBMC(t testing.TB, ns *tnetns.NS, addr string, delay int) *simBMC {
 	t.Helper()
 	dir := t.TempDir()
-	b := &simBMC{addr: addr, hw: filepath.Join(dir, "hw"), from: map[string]int{}}
+	b := &simBMC{addr: addr, port: 623, hw: filepath.Join(dir, "hw"), from: map[string]int{}}
 	state := filepath.Join(dir, "state")
 	for _, d := range []string{b.hw, state} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ns.Ip("addr", "add", addr+"/25", "dev", "br0")
-	port := 20000 + int(net.ParseIP(addr).To4()[3])
+	simAddr, port := "127.0.0.1", 20000+int(net.ParseIP(addr).To4()[3])
+	if ns != nil {
+		ns.Ip("addr", "add", addr+"/25", "dev", "br0")
+	} else {
+		pc, err := net.ListenPacket("udp4", addr+":0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		simAddr, port, b.port = addr, pc.LocalAddr().(*net.UDPAddr).Port, pc.LocalAddr().(*net.UDPAddr).Port
+		pc.Close()
+	}
 	lan := fmt.Sprintf(`name "bmc"
 set_working_mc 0x20
   startlan 1
-    addr 127.0.0.1 %d
+    addr %s %d
     priv_limit admin
     allowed_auths_callback none md2 md5 straight
     allowed_auths_user none md2 md5 straight
@@ -115,7 +129,7 @@ set_working_mc 0x20
   endlan
   chassis_control "%s %s %d"
   user 2 true "admin" "%s" admin 10 none md2 md5 straight
-`, port, filepath.Join(dir, "chassis.sh"), b.hw, delay, simSecret)
+`, simAddr, port, filepath.Join(dir, "chassis.sh"), b.hw, delay, simSecret)
 	emu := "mc_setbmc 0x20\nmc_add 0x20 0 no-device-sdrs 0x23 9 8 0x9f 0x1291 0xf02 persist_sdr\nmc_enable 0x20\n"
 	for name, body := range map[string]string{"lan.conf": lan, "sim.emu": emu, "chassis.sh": simChassis} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
@@ -123,7 +137,11 @@ set_working_mc 0x20
 		}
 	}
 	var out bytes.Buffer
-	cmd := exec.Command("ip", "netns", "exec", ns.Name, "ipmi_sim", "-c", filepath.Join(dir, "lan.conf"), "-f", filepath.Join(dir, "sim.emu"), "-n", "-s", state)
+	args := []string{"ipmi_sim", "-c", filepath.Join(dir, "lan.conf"), "-f", filepath.Join(dir, "sim.emu"), "-n", "-s", state}
+	if ns != nil {
+		args = append([]string{"ip", "netns", "exec", ns.Name}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -135,6 +153,23 @@ set_working_mc 0x20
 			t.Logf("ipmi_sim %s:\n%s\ncalls:\n%s", addr, out.String(), b.calls())
 		}
 	})
+	// Up when it answers an RMCP ping, as a rack's probe sends.
+	ready := func() bool {
+		err := rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
+		if ns != nil {
+			err = ns.Do(func() error { return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port))) })
+		}
+		return err == nil
+	}
+	for deadline := time.Now().Add(10 * time.Second); !ready(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("ipmi_sim on %s does not answer:\n%s", addr, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if ns == nil {
+		return b
+	}
 	var front net.PacketConn
 	if err := ns.Do(func() (err error) { front, err = net.ListenPacket("udp4", addr+":623"); return err }); err != nil {
 		t.Fatal(err)
