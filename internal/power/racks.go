@@ -87,6 +87,10 @@ func (c *Coordinator) ClaimFor(ctx context.Context, k RackClaim, wait time.Durat
 	owner := RackOwner(k.ID)
 	deadline := c.now().Add(wait)
 	var touched time.Time
+	filter := func(r store.PowerRequest) bool { return powerroute.Claimable(k.Networks, k.Unreachable, r.BMCKey) }
+	if powerroute.ReachesAll(k.Networks) && len(k.Unreachable) == 0 {
+		filter = nil // the database's first runnable request is the rack's
+	}
 	for {
 		if c.now().Sub(touched) >= c.rackTouchEvery() {
 			touched = c.now()
@@ -98,9 +102,7 @@ func (c *Coordinator) ClaimFor(ctx context.Context, k RackClaim, wait time.Durat
 		}
 		signal := c.queuedSignal()
 		now := c.now()
-		r, err := c.q.ClaimPowerWhere(ctx, owner, now, now.Add(c.cfg.Lease), func(r store.PowerRequest) bool {
-			return powerroute.Claimable(k.Networks, k.Unreachable, r.BMCKey)
-		})
+		r, err := c.q.ClaimPowerWhere(ctx, owner, now, now.Add(c.cfg.Lease), filter)
 		if err == nil {
 			cl, ok := c.handOut(ctx, r)
 			if ok {

@@ -70,13 +70,26 @@ func Reaches(nets []netip.Prefix, bmcKey string) bool {
 		}
 		return false
 	}
-	addr = addr.Unmap()
+	addr = addr.Unmap().WithZone("") // fe80::1%br0 lies in fe80::/64
 	for _, p := range nets {
 		if p.Contains(addr) {
 			return true
 		}
 	}
 	return false
+}
+
+// ReachesAll says whether nets hold a whole address family of each kind
+// (0.0.0.0/0 and ::/0): such a rack reaches every BMC, and its claims need
+// no filter.
+func ReachesAll(nets []netip.Prefix) bool {
+	var v4, v6 bool
+	for _, p := range nets {
+		if p.Bits() == 0 {
+			v4, v6 = v4 || p.Addr().Is4(), v6 || p.Addr().Is6()
+		}
+	}
+	return v4 && v6
 }
 
 // Claimable says whether a rack may claim a request for the BMC: it

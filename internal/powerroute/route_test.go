@@ -48,6 +48,7 @@ func TestReaches(t *testing.T) {
 		{"URL endpoint", nets("198.18.0.0/24"), "redfish://https://198.18.0.7:8443", true},
 		{"IPv6 BMC in an IPv4 network", lowHalf, "ipmi://[2001:db8::3]:623", false},
 		{"IPv6 network", nets("2001:db8::/64"), "ipmi://[2001:db8::3]:623", true},
+		{"link-local with a zone", nets("::/0"), "ipmi://[fe80::1%br0]:623", true},
 		{"IPv4-mapped address", lowHalf, "ipmi://[::ffff:192.0.2.3]:623", true},
 		{"host name, specific networks", lowHalf, "redfish://https://bmc.example", false},
 		{"host name, whole family", nets("0.0.0.0/0"), "redfish://https://bmc.example", true},
@@ -126,5 +127,21 @@ func TestParseNetworks(t *testing.T) {
 	}
 	if _, err := ParseNetworks(many); err == nil {
 		t.Error("more than MaxNetworks accepted")
+	}
+}
+
+func TestReachesAll(t *testing.T) {
+	for _, c := range []struct {
+		nets []netip.Prefix
+		want bool
+	}{
+		{nets("0.0.0.0/0", "::/0"), true},
+		{nets("0.0.0.0/0"), false}, // not IPv6 BMCs
+		{nets("0.0.0.0/1", "128.0.0.0/1", "::/0"), false},
+		{nil, false},
+	} {
+		if got := ReachesAll(c.nets); got != c.want {
+			t.Errorf("ReachesAll(%v) = %v", c.nets, got)
+		}
 	}
 }
