@@ -146,6 +146,8 @@ type Coordinator struct {
 	// racks are the live racks as last read, at racksAt (Routable).
 	racks   []powerroute.Rack
 	racksAt time.Time
+	// rackNoted is when each rack was last recorded live (noteRack).
+	rackNoted map[string]rackNote
 }
 
 // pendingQuery is a query request and when it was last known to be
@@ -163,7 +165,7 @@ func NewCoordinator(q Queue, drivers Registry, reporter Reporter, cfg Config, lo
 	return &Coordinator{
 		q: q, drivers: drivers, reporter: reporter, cfg: cfg, log: log, now: time.Now,
 		owner: "region-" + hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), waiters: map[string][]chan struct{}{},
-		queries: map[string]pendingQuery{}, doneQueries: map[string]bool{},
+		queries: map[string]pendingQuery{}, doneQueries: map[string]bool{}, rackNoted: map[string]rackNote{},
 	}
 }
 

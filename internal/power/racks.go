@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -79,6 +80,40 @@ var Steps = []Step{StepDone, StepOn, StepNetOn, StepRepeat, StepUnknown}
 // still there: often enough that it stays live (RackLive) between them.
 func (c *Coordinator) rackTouchEvery() time.Duration { return c.cfg.RackLive / 4 }
 
+// noteRack records the rack as live with its networks, at most every
+// rackTouchEvery for the same networks: a rack's claimers all call it.
+func (c *Coordinator) noteRack(ctx context.Context, k RackClaim) error {
+	nets := powerroute.Strings(k.Networks)
+	key := k.Hostname + " " + strings.Join(nets, ",")
+	now := c.now()
+	c.mu.Lock()
+	last, ok := c.rackNoted[k.ID]
+	fresh := ok && last.key == key && now.Sub(last.at) < c.rackTouchEvery()
+	if !fresh {
+		c.rackNoted[k.ID] = rackNote{key: key, at: now}
+	}
+	c.mu.Unlock()
+	if fresh {
+		return nil
+	}
+	if err := c.q.NoteRackPower(ctx, store.RackPower{ID: k.ID, Hostname: k.Hostname, Networks: nets, Seen: now}); err != nil {
+		c.mu.Lock()
+		delete(c.rackNoted, k.ID)
+		c.mu.Unlock()
+		return err
+	}
+	if !ok || last.key != key {
+		c.forgetRacks() // a new rack or new networks: routable at once
+	}
+	return nil
+}
+
+// rackNote is when a rack was last recorded, with what.
+type rackNote struct {
+	key string
+	at  time.Time
+}
+
 // ClaimFor hands the rack the next request it may run, waiting up to wait
 // for one; store.ErrNotFound when none came. Every call also records the
 // rack as live with its networks, which is how the region knows where
@@ -86,19 +121,13 @@ func (c *Coordinator) rackTouchEvery() time.Duration { return c.cfg.RackLive / 4
 func (c *Coordinator) ClaimFor(ctx context.Context, k RackClaim, wait time.Duration) (Claimed, error) {
 	owner := RackOwner(k.ID)
 	deadline := c.now().Add(wait)
-	var touched time.Time
 	filter := func(r store.PowerRequest) bool { return powerroute.Claimable(k.Networks, k.Unreachable, r.BMCKey) }
 	if powerroute.ReachesAll(k.Networks) && len(k.Unreachable) == 0 {
 		filter = nil // the database's first runnable request is the rack's
 	}
 	for {
-		if c.now().Sub(touched) >= c.rackTouchEvery() {
-			touched = c.now()
-			rp := store.RackPower{ID: k.ID, Hostname: k.Hostname, Networks: powerroute.Strings(k.Networks), Seen: touched}
-			if err := c.q.NoteRackPower(ctx, rp); err != nil {
-				return Claimed{}, err
-			}
-			c.forgetRacks()
+		if err := c.noteRack(ctx, k); err != nil {
+			return Claimed{}, err
 		}
 		signal := c.queuedSignal()
 		now := c.now()

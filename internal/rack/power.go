@@ -57,7 +57,6 @@ type PowerWorker struct {
 	cfg   PowerConfig
 	nets  []netip.Prefix
 	bad   *probeCache
-	slots chan struct{}
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	// running are the commands in flight, for Close to wait on.
@@ -92,7 +91,7 @@ func StartPower(ctx context.Context, cl *client.Client, cfg PowerConfig) (*Power
 	if err != nil {
 		return nil, err
 	}
-	w := &PowerWorker{cl: cl, cfg: cfg, nets: nets, bad: newProbeCache(cfg.Within), slots: make(chan struct{}, cfg.Concurrency)}
+	w := &PowerWorker{cl: cl, cfg: cfg, nets: nets, bad: newProbeCache(cfg.Within)}
 	if w.cfg.Probe == nil {
 		w.cfg.Probe = w.bad.probe
 	}
@@ -103,11 +102,13 @@ func StartPower(ctx context.Context, cl *client.Client, cfg PowerConfig) (*Power
 	}
 	ctx, w.stop = context.WithCancel(context.Background())
 	if first != nil {
-		w.slots <- struct{}{}
-		w.dispatch(*first)
+		w.running.Add(1)
+		go func() { defer w.running.Done(); w.run(*first) }()
 	}
-	w.wg.Add(1)
-	go func() { defer w.wg.Done(); w.loop(ctx) }()
+	for i := 0; i < cfg.Concurrency; i++ {
+		w.wg.Add(1)
+		go func() { defer w.wg.Done(); w.loop(ctx) }()
+	}
 	cfg.Log.Info("power worker started", "rack_id", cfg.ID, "bmc_networks", powerroute.Strings(nets))
 	return w, nil
 }
@@ -142,20 +143,14 @@ func defaultRackID() string {
 	return id + "-" + hex.EncodeToString(b[:])
 }
 
-// loop claims work while a slot is free, backing off while the region
-// cannot be reached.
+// loop is one of Concurrency claimers: each claims a request, runs it
+// and claims the next, backing off while the region cannot be reached.
+// Claims run side by side, so that a round trip to the region is not paid
+// once per command in turn.
 func (w *PowerWorker) loop(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case w.slots <- struct{}{}:
-		}
 		work, err := w.claim(ctx, w.cfg.Wait)
-		if err != nil || work == nil {
-			<-w.slots
-		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -171,7 +166,12 @@ func (w *PowerWorker) loop(ctx context.Context) {
 		}
 		backoff = 0
 		if work != nil {
-			w.dispatch(*work)
+			w.running.Add(1)
+			w.run(*work)
+			w.running.Done()
+		}
+		if ctx.Err() != nil {
+			return
 		}
 	}
 }
@@ -192,16 +192,6 @@ func (w *PowerWorker) claim(ctx context.Context, wait time.Duration) (*PowerWork
 		return nil, fmt.Errorf("power claim answer: %w", err)
 	}
 	return &work, nil
-}
-
-// dispatch runs work in its own goroutine; its slot is taken already.
-func (w *PowerWorker) dispatch(work PowerWork) {
-	w.running.Add(1)
-	go func() {
-		defer w.running.Done()
-		defer func() { <-w.slots }()
-		w.run(work)
-	}()
 }
 
 // call posts op for request id with more fields.
