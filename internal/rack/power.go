@@ -57,6 +57,7 @@ type PowerWorker struct {
 	cfg   PowerConfig
 	nets  []netip.Prefix
 	bad   *probeCache
+	slots chan struct{} // one per command in flight
 	stop  context.CancelFunc
 	wg    sync.WaitGroup
 	// running are the commands in flight, for Close to wait on.
@@ -91,7 +92,7 @@ func StartPower(ctx context.Context, cl *client.Client, cfg PowerConfig) (*Power
 	if err != nil {
 		return nil, err
 	}
-	w := &PowerWorker{cl: cl, cfg: cfg, nets: nets, bad: newProbeCache(cfg.Within)}
+	w := &PowerWorker{cl: cl, cfg: cfg, nets: nets, bad: newProbeCache(cfg.Within), slots: make(chan struct{}, cfg.Concurrency)}
 	if w.cfg.Probe == nil {
 		w.cfg.Probe = w.bad.probe
 	}
@@ -102,10 +103,10 @@ func StartPower(ctx context.Context, cl *client.Client, cfg PowerConfig) (*Power
 	}
 	ctx, w.stop = context.WithCancel(context.Background())
 	if first != nil {
-		w.running.Add(1)
-		go func() { defer w.running.Done(); w.run(*first) }()
+		w.slots <- struct{}{}
+		w.dispatch(*first)
 	}
-	for i := 0; i < cfg.Concurrency; i++ {
+	for i := 0; i < max(1, cfg.Concurrency/4); i++ {
 		w.wg.Add(1)
 		go func() { defer w.wg.Done(); w.loop(ctx) }()
 	}
@@ -143,14 +144,24 @@ func defaultRackID() string {
 	return id + "-" + hex.EncodeToString(b[:])
 }
 
-// loop is one of Concurrency claimers: each claims a request, runs it
-// and claims the next, backing off while the region cannot be reached.
-// Claims run side by side, so that a round trip to the region is not paid
-// once per command in turn.
+// loop is one of the claimers (a quarter of Concurrency, at least one):
+// each takes a free slot, claims a request into it, hands it to a
+// goroutine and claims the next, backing off while the region cannot be
+// reached. Claims run a few side by side, so that a sweep of polls is not
+// paced by one round trip to the region per command, and not one per
+// slot, which would wake every idle claimer for each request.
 func (w *PowerWorker) loop(ctx context.Context) {
 	backoff := time.Duration(0)
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case w.slots <- struct{}{}:
+		}
 		work, err := w.claim(ctx, w.cfg.Wait)
+		if err != nil || work == nil {
+			<-w.slots
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -166,14 +177,19 @@ func (w *PowerWorker) loop(ctx context.Context) {
 		}
 		backoff = 0
 		if work != nil {
-			w.running.Add(1)
-			w.run(*work)
-			w.running.Done()
-		}
-		if ctx.Err() != nil {
-			return
+			w.dispatch(*work)
 		}
 	}
+}
+
+// dispatch runs work in its own goroutine; its slot is taken already.
+func (w *PowerWorker) dispatch(work PowerWork) {
+	w.running.Add(1)
+	go func() {
+		defer w.running.Done()
+		defer func() { <-w.slots }()
+		w.run(work)
+	}()
 }
 
 // claim asks the region for a request; nil when none came within wait.
