@@ -26,8 +26,12 @@ func (s *Server) rackPowerRoutes() []route {
 	return []route{
 		post("power_claim", adminOnly, s.powerClaim),
 		post("power_renew", adminOnly, s.powerRenew),
-		post("power_sent", adminOnly, s.powerSent),
-		post("power_release", adminOnly, s.powerRelease),
+		post("power_sent", adminOnly, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
+			return p.Sent(r.Context(), rk, id)
+		})),
+		post("power_release", adminOnly, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
+			return p.Release(r.Context(), rk, id)
+		})),
 		post("power_result", adminOnly, s.powerResult),
 	}
 }
@@ -124,28 +128,19 @@ func (s *Server) powerRenew(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-func (s *Server) powerSent(w http.ResponseWriter, r *request) error {
-	rk, id, err := heldRequest(r)
-	if err != nil {
-		return err
+// onHeld is a call on a claimed request that answers with its id.
+func (s *Server) onHeld(do func(p *power.Coordinator, r *request, rackID, id string) error) handlerFunc {
+	return func(w http.ResponseWriter, r *request) error {
+		rk, id, err := heldRequest(r)
+		if err != nil {
+			return err
+		}
+		if err := do(s.svc.Power, r, rk, id); err != nil {
+			return leaseStatus(err)
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"id": id})
+		return nil
 	}
-	if err := s.svc.Power.Sent(r.Context(), rk, id); err != nil {
-		return leaseStatus(err)
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"id": id})
-	return nil
-}
-
-func (s *Server) powerRelease(w http.ResponseWriter, r *request) error {
-	rk, id, err := heldRequest(r)
-	if err != nil {
-		return err
-	}
-	if err := s.svc.Power.Release(r.Context(), rk, id); err != nil {
-		return leaseStatus(err)
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"id": id})
-	return nil
 }
 
 var reportedStates = []machine.PowerState{machine.PowerOn, machine.PowerOff, machine.PowerUnknown, machine.PowerError}
