@@ -157,7 +157,9 @@ set_working_mc 0x20
 	ready := func() bool {
 		err := rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
 		if ns != nil {
-			err = ns.Do(func() error { return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port))) })
+			err = ns.Do(func() error {
+				return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
+			})
 		}
 		return err == nil
 	}
