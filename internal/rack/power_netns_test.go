@@ -155,13 +155,11 @@ set_working_mc 0x20
 	})
 	// Up when it answers an RMCP ping, as a rack's probe sends.
 	ready := func() bool {
-		err := rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
+		probe := func() error { return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port))) }
 		if ns != nil {
-			err = ns.Do(func() error {
-				return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
-			})
+			return ns.Do(probe) == nil
 		}
-		return err == nil
+		return probe() == nil
 	}
 	for deadline := time.Now().Add(10 * time.Second); !ready(); {
 		if time.Now().After(deadline) {
