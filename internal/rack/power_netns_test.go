@@ -155,7 +155,9 @@ set_working_mc 0x20
 	})
 	// Up when it answers an RMCP ping, as a rack's probe sends.
 	ready := func() bool {
-		probe := func() error { return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port))) }
+		probe := func() error {
+			return rack.Probe(context.Background(), "ipmi://"+net.JoinHostPort(simAddr, strconv.Itoa(port)))
+		}
 		if ns != nil {
 			return ns.Do(probe) == nil
 		}
