@@ -3,18 +3,46 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/serve"
 )
 
+// bmcNetworksFlag is a repeatable --bmc-network CIDR.
+type bmcNetworksFlag struct{ nets *[]netip.Prefix }
+
+func (f bmcNetworksFlag) String() string {
+	if f.nets == nil {
+		return ""
+	}
+	return strings.Join(powerroute.Strings(*f.nets), ",")
+}
+
+func (f bmcNetworksFlag) Set(v string) error {
+	p, err := powerroute.ParseNetworks(strings.Split(v, ","))
+	if err != nil {
+		return err
+	}
+	*f.nets = append(*f.nets, p...)
+	return nil
+}
+
+func (bmcNetworksFlag) Type() string { return "CIDR" }
+
 func rackCmd() *cobra.Command {
-	var cfg rack.Config
+	var (
+		cfg     rack.Config
+		nets    []netip.Prefix
+		workers int
+	)
 	c := &cobra.Command{
 		Use:   "rack",
 		Short: "Run a rack: TFTP and HTTP boot answered from a local cache the region keeps up to date",
@@ -24,6 +52,7 @@ func rackCmd() *cobra.Command {
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 			cfg.Version = serve.Version
+			cfg.Power = &rack.PowerConfig{Networks: nets, InterfaceNetworks: true, Drivers: serve.Drivers(), Concurrency: workers, Log: cfg.Log}
 			ctx, stop := signal.NotifyContext(c.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			r, err := rack.Start(ctx, cfg)
@@ -51,6 +80,8 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.DHCPInterface, "dhcp-interface", "", "serve DHCP on this interface for the subnets with dhcp_on (empty: no DHCP)")
 	f.BoolVar(&cfg.DHCPProxy, "dhcp-proxy", false, "proxyDHCP: answer PXE clients with boot information only, no addresses")
 	f.BoolVar(&cfg.NoRAReply, "no-ipv6-ra-reply", false, "with full DHCP, do not answer IPv6 router solicitations (the answer offers nothing and spares iPXE a 16 s wait)")
+	f.Var(bmcNetworksFlag{&nets}, "bmc-network", "a network (CIDR) whose BMCs this rack reaches, besides its interfaces' subnets; repeatable")
+	f.IntVar(&workers, "power-workers", 8, "BMC commands this rack runs at once")
 	httpFlags(c, &cfg.HTTPLimits)
 	return c
 }

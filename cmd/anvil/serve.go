@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -39,6 +40,8 @@ func serveCmd() *cobra.Command {
 		level   string
 		poll    time.Duration
 		workers int
+		bmcNets []netip.Prefix
+		remote  bool
 		tftp    string
 		bhttp   string
 		dnsL    string
@@ -77,6 +80,7 @@ func serveCmd() *cobra.Command {
 				Power:    power.Config{Workers: workers},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL, DNSAddr: dnsL,
 				HTTP: limits, TLS: tlsCfg, Retention: keep,
+				RackPower: serve.RackPower{Remote: remote, BMCNetworks: bmcNets},
 			})
 			if err != nil {
 				return err
@@ -117,6 +121,8 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&advert, "advertise-url", "", "this region's base URL as other regions sharing the database reach it, e.g. http://10.0.0.2:5240/MAAS/ (default: from --listen, with the host name for an unspecified address); regions fetch image bytes they lack from each other")
 	c.Flags().StringVar(&bmcUser, "enlist-bmc-user", "anvil", "IPMI user an enlisting machine creates on its BMC, in-band with a fresh password, so Anvil manages its power at once (empty: leave BMCs alone)")
 	c.Flags().BoolVar(&enlistC, "enlist-commission", false, "send machines that enlist straight on to commissioning instead of powering them off NEW")
+	c.Flags().Var(bmcNetworksFlag{&bmcNets}, "bmc-network", "a network (CIDR) whose BMCs the rack in this process reaches, with its interfaces' subnets; repeatable (default: every BMC)")
+	c.Flags().BoolVar(&remote, "remote-power", false, "run no power commands in this process: racks elsewhere claim them all")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	httpFlags(c, &limits)
 	c.Flags().DurationVar(&keep.EventAge, "event-retention", region.DefaultRetention.EventAge, "how long events are kept (-1s: for ever)")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/fielderr"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/storage"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -68,6 +69,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		lr  *region.LayoutRefused
 		sr  *region.StorageRefused
 		se  *statusError
+		nr  *powerroute.NoRackError
 	)
 	switch {
 	case errors.As(err, &nf):
@@ -88,6 +90,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeText(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &fe):
 		writeJSONType(w, http.StatusBadRequest, jsonUTF8, map[string][]string{fe.field: {fe.msg}})
+	case errors.As(err, &nr): // MAAS's PowerProblem
+		writeText(w, http.StatusServiceUnavailable, err.Error())
 	case errors.As(err, &se):
 		writeText(w, se.code, se.msg)
 	case errors.As(err, &fes):

@@ -17,10 +17,10 @@ import (
 )
 
 func (s *Server) rackRoutes() []route {
-	return []route{
+	return append([]route{
 		get("boot_stream", adminOnly, s.bootStream),
 		post("boot_events", adminOnly, s.bootEvents),
-	}
+	}, s.rackPowerRoutes()...)
 }
 
 // bootEvents records what a rack saw of boots: on the machine that owns

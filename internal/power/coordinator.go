@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -23,6 +24,10 @@ const QueryAction machine.PowerAction = "query"
 type Queue interface {
 	EnqueuePower(ctx context.Context, r store.PowerRequest) (store.PowerRequest, bool, error)
 	ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error)
+	ClaimPowerWhere(ctx context.Context, owner string, now, leaseUntil time.Time, ok func(store.PowerRequest) bool) (store.PowerRequest, error)
+	ReleasePower(ctx context.Context, id, owner string) error
+	NoteRackPower(ctx context.Context, r store.RackPower) error
+	RackPowers(ctx context.Context, since time.Time) ([]store.RackPower, error)
 	ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error
 	FinishPower(ctx context.Context, r store.PowerRequest) error
 	FinishPowerWith(ctx context.Context, r store.PowerRequest, fn store.PowerUpdateFunc) (machine.Machine, *store.PowerRequest, error)
@@ -79,6 +84,13 @@ type Config struct {
 	Poll time.Duration
 	// Backoff paces verification queries.
 	Backoff []time.Duration
+	// Racks has racks run the commands (see racks.go): this process runs
+	// none itself, and a request for a BMC no live rack reaches is
+	// refused when it is asked for.
+	Racks bool
+	// RackLive is how long a rack counts as live after it last asked for
+	// work; a rack long-polls, so it asks at least every claim wait.
+	RackLive time.Duration
 }
 
 func (c *Config) defaults() {
@@ -103,6 +115,9 @@ func (c *Config) defaults() {
 	if c.Backoff == nil {
 		c.Backoff = Backoff
 	}
+	if c.RackLive <= 0 {
+		c.RackLive = 45 * time.Second
+	}
 }
 
 // Coordinator queues power commands in the database and runs them: one at
@@ -126,6 +141,13 @@ type Coordinator struct {
 	// doneQueries are queries reported finished, kept briefly for Submit
 	// in case a worker finishes one before Submit has noted it.
 	doneQueries map[string]bool
+	// signal is closed at the next kick, for racks' claims waiting here.
+	signal chan struct{}
+	// racks are the live racks as last read, at racksAt (Routable).
+	racks   []powerroute.Rack
+	racksAt time.Time
+	// rackNoted is when each rack was last recorded live (noteRack).
+	rackNoted map[string]rackNote
 }
 
 // pendingQuery is a query request and when it was last known to be
@@ -143,7 +165,7 @@ func NewCoordinator(q Queue, drivers Registry, reporter Reporter, cfg Config, lo
 	return &Coordinator{
 		q: q, drivers: drivers, reporter: reporter, cfg: cfg, log: log, now: time.Now,
 		owner: "region-" + hex.EncodeToString(b[:]), wake: make(chan struct{}, 1), waiters: map[string][]chan struct{}{},
-		queries: map[string]pendingQuery{}, doneQueries: map[string]bool{},
+		queries: map[string]pendingQuery{}, doneQueries: map[string]bool{}, rackNoted: map[string]rackNote{},
 	}
 }
 
@@ -204,6 +226,11 @@ func (c *Coordinator) Request(m machine.Machine, action machine.PowerAction, by,
 	bmc, err := c.BMCOf(m)
 	if err != nil {
 		return store.PowerRequest{}, fmt.Errorf("power %s %s: %w", action, m.SystemID, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Routable(ctx, bmc.Key()); err != nil {
+		return store.PowerRequest{}, err
 	}
 	return store.PowerRequest{
 		SystemID: m.SystemID, BMCKey: bmc.Key(), Action: string(action), RequestedBy: by, Reason: reason, Created: c.now(),
@@ -323,6 +350,12 @@ func (c *Coordinator) Queue(ctx context.Context, systemID string) ([]store.Power
 }
 
 func (c *Coordinator) kick() {
+	c.mu.Lock()
+	if c.signal != nil {
+		close(c.signal)
+		c.signal = nil
+	}
+	c.mu.Unlock()
 	select {
 	case c.wake <- struct{}{}:
 	default:
@@ -333,7 +366,11 @@ func (c *Coordinator) kick() {
 // commands in flight to finish (each is bounded by CommandTimeout).
 func (c *Coordinator) Run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for i := 0; i < c.cfg.Workers; i++ {
+	workers := c.cfg.Workers
+	if c.cfg.Racks {
+		workers = 0 // the racks run them
+	}
+	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() { defer wg.Done(); c.work(ctx) }()
 	}
@@ -378,9 +415,9 @@ func (c *Coordinator) janitor(ctx context.Context) {
 			c.log.Error("expire power leases", "err", err)
 		}
 		for _, r := range abandoned {
-			cause := &Error{Kind: Timeout, Op: r.Action, Err: fmt.Errorf("abandoned after %d attempts: the region running it stopped answering", r.Attempts)}
+			cause := &Error{Kind: Timeout, Op: r.Action, Err: fmt.Errorf("abandoned after %d attempts: the region or rack running it stopped answering", r.Attempts)}
 			r.State, r.Error, r.ErrorKind, r.Finished = store.PowerFailed, cause.Error(), string(Timeout), c.now()
-			c.finish(Result{Request: r, State: machine.PowerError, Err: cause})
+			_ = c.finish(Result{Request: r, State: machine.PowerError, Err: cause})
 		}
 		if _, err := c.q.PrunePower(ctx, c.now().Add(-24*time.Hour)); err != nil {
 			c.log.Error("prune power requests", "err", err)

@@ -104,6 +104,10 @@ func Classify(err error) Kind {
 	if errors.As(err, &e) {
 		return e.Kind
 	}
+	var re *RemoteError
+	if errors.As(err, &re) {
+		return re.Kind
+	}
 	if errors.Is(err, ErrUnsupported) {
 		return Unsupported
 	}

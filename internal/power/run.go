@@ -30,12 +30,19 @@ func (c *Coordinator) run(r store.PowerRequest) {
 	default:
 	}
 	cancel()
-	r.State, r.ResultState, r.Finished = store.PowerDone, string(state), c.now()
+	res.Request = Ended(r, state, err, c.now())
+	_ = c.finish(res)
+}
+
+// Ended is r as it ends with the BMC's state and err: done, or failed
+// with the error and its kind. An unsupported operation (a query of a
+// BMC that cannot tell) ends done.
+func Ended(r store.PowerRequest, state machine.PowerState, err error, at time.Time) store.PowerRequest {
+	r.State, r.ResultState, r.Finished = store.PowerDone, string(state), at
 	if err != nil && !errors.Is(err, ErrUnsupported) {
 		r.State, r.Error, r.ErrorKind = store.PowerFailed, err.Error(), string(Classify(err))
 	}
-	res.Request = r
-	c.finish(res)
+	return r
 }
 
 // finish ends a request and stores the step its result implies for the
@@ -43,7 +50,10 @@ func (c *Coordinator) run(r store.PowerRequest) {
 // waits. If that transaction cannot be stored the request is ended alone:
 // the step is then left to the phase's timeout, which is better than
 // running the command again.
-func (c *Coordinator) finish(res Result) {
+//
+// It returns store.ErrNotFound when the request is no longer running under
+// its lease (taken back meanwhile), so that a rack reporting late is told.
+func (c *Coordinator) finish(res Result) error {
 	ctx := context.Background()
 	var rec Record
 	if c.reporter != nil {
@@ -52,12 +62,12 @@ func (c *Coordinator) finish(res Result) {
 	m, next, err := c.q.FinishPowerWith(ctx, res.Request, rec.Change)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return // taken back meanwhile: not ours to report
+			return err // taken back meanwhile: not ours to report
 		}
 		c.log.Error("record power result", "id", res.Request.ID, "system_id", res.Request.SystemID, "err", err)
 		if ferr := c.q.FinishPower(ctx, res.Request); ferr != nil {
 			c.log.Error("finish power request", "id", res.Request.ID, "err", ferr)
-			return
+			return ferr
 		}
 		m, next, rec.Done = machine.Machine{}, nil, nil
 	}
@@ -65,6 +75,7 @@ func (c *Coordinator) finish(res Result) {
 	if rec.Done != nil {
 		rec.Done(m, next)
 	}
+	return nil
 }
 
 // holdLease renews the lease until ctx ends; if renewal fails because the
@@ -87,11 +98,7 @@ func (c *Coordinator) holdLease(ctx context.Context, id string, cancel context.C
 	}
 }
 
-// attempt runs the command, retrying failures that may pass (unreachable,
-// timeouts, BMC errors) and not refusals. Before an action's command can
-// reach the BMC the request is marked sent, so that a re-run after this
-// process dies checks the BMC first (CarryResumed) rather than cycling a
-// machine twice; such a re-run returns the Step it took.
+// attempt runs the command with the machine's power parameters as stored.
 func (c *Coordinator) attempt(ctx context.Context, r store.PowerRequest) (machine.PowerState, Step, error) {
 	m, err := c.q.GetMachine(ctx, r.SystemID)
 	if err != nil {
@@ -101,12 +108,26 @@ func (c *Coordinator) attempt(ctx context.Context, r store.PowerRequest) (machin
 	if err != nil {
 		return machine.PowerUnknown, "", &Error{Kind: BadParams, Op: r.Action, Err: err}
 	}
+	return Attempt(ctx, d, m.PowerParams, r, c.cfg, func(ctx context.Context) error {
+		return c.q.MarkPowerSent(ctx, r.ID, c.owner, c.now())
+	})
+}
+
+// Attempt runs a claimed request's command with d, retrying failures that
+// may pass (unreachable, timeouts, BMC errors) and not refusals. Before an
+// action's command can reach the BMC, markSent records that it may have
+// (PowerRequest.Sent), so that a re-run after its worker dies checks the
+// BMC first (CarryResumed) rather than cycling a machine twice; such a
+// re-run returns the Step it took. A region's workers and a rack's run
+// commands through this one function.
+func Attempt(ctx context.Context, d Driver, params map[string]string, r store.PowerRequest, cfg Config, markSent func(context.Context) error) (machine.PowerState, Step, error) {
+	cfg.defaults()
 	action := machine.PowerAction(r.Action)
-	timeout, attempts := c.cfg.CommandTimeout, c.cfg.Attempts
+	timeout, attempts := cfg.CommandTimeout, cfg.Attempts
 	if action == QueryAction {
-		timeout, attempts = c.cfg.QueryTimeout, 1
+		timeout, attempts = cfg.QueryTimeout, 1
 	} else if r.Sent.IsZero() {
-		if err := c.q.MarkPowerSent(ctx, r.ID, c.owner, c.now()); err != nil {
+		if err := markSent(ctx); err != nil {
 			return machine.PowerUnknown, "", fmt.Errorf("mark power %s sent: %w", r.Action, err)
 		}
 	}
@@ -114,13 +135,14 @@ func (c *Coordinator) attempt(ctx context.Context, r store.PowerRequest) (machin
 	var (
 		state machine.PowerState
 		step  Step
+		err   error
 	)
 	for i := 1; ; i++ {
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		if resumed {
-			state, step, err = CarryResumed(actx, d, m.PowerParams, action, c.cfg.Backoff)
+			state, step, err = CarryResumed(actx, d, params, action, cfg.Backoff)
 		} else {
-			state, err = Carry(actx, d, m.PowerParams, action, c.cfg.Backoff)
+			state, err = Carry(actx, d, params, action, cfg.Backoff)
 		}
 		cancel()
 		if err == nil || i >= attempts || !transient(err) || ctx.Err() != nil {

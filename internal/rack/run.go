@@ -99,6 +99,9 @@ type Config struct {
 	// NoRAReply turns off the answer to IPv6 router solicitations that
 	// a rack serving full DHCP gives by default (see package ndp).
 	NoRAReply bool
+	// Power, when set, runs a power worker: this rack claims the power
+	// requests for the BMCs it reaches (see power.go).
+	Power *PowerConfig
 }
 
 // Rack is a running rack.
@@ -197,6 +200,14 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	r.loops.Add(2)
 	go func() { defer r.loops.Done(); FollowWith(ctx, cl, r.Cache, cfg.Log, nil, hello) }()
 	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
+	if cfg.Power != nil {
+		pw, err := StartPower(ctx, cl, *cfg.Power)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.stop = append(r.stop, pw.Close)
+	}
 
 	if cfg.MetadataURL == "" {
 		cfg.MetadataURL = cl.BaseURL() + "metadata/"

@@ -101,7 +101,9 @@ func (s *Service) RunPowerMonitor(ctx context.Context, cfg MonitorConfig) {
 			if now.Before(w.next) {
 				continue
 			}
-			if _, _, err := s.Power.Submit(ctx, w.m, power.QueryAction, "", "power monitor"); err != nil {
+			if _, _, err := s.Power.Submit(ctx, w.m, power.QueryAction, "", "power monitor"); noRack(err) {
+				continue // no live rack polls it; its state stays as last read
+			} else if err != nil {
 				s.Log.Error("power monitor poll", "system_id", w.m.SystemID, "err", err)
 			}
 			w.next = machine.NextPoll(now, w.offset, cfg.Interval, w.m.Watch.Failures, cfg.MaxBackoff, mrand.Float64())

@@ -2,10 +2,12 @@ package region
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -53,6 +55,9 @@ func (s *Service) withPower(fn powerFunc) store.PowerUpdateFunc {
 			return evs, nil, nil
 		}
 		r, err := s.Power.Request(*m, ask.Action, ask.By, ask.Reason)
+		if noRack := (*powerroute.NoRackError)(nil); errors.As(err, &noRack) {
+			return nil, nil, err // refused at once: nothing changes (Act records why)
+		}
 		if err != nil {
 			return append(evs, machine.Event{
 				SystemID: m.SystemID, Hostname: m.Hostname, Type: "Power failed", Level: machine.LevelError,

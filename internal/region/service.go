@@ -54,7 +54,8 @@ func New(st store.Store, drivers power.Registry, cfg machine.Config, pcfg power.
 
 // Act applies one action to a machine on behalf of actor. A machine the
 // actor may not see is reported as not found, as MAAS does.
-func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (machine.Machine, *store.PowerRequest, error) {
+func (s *Service) Act(ctx context.Context, actor machine.Actor, systemID string, in machine.Input) (_ machine.Machine, _ *store.PowerRequest, err error) {
+	defer func() { s.noteNoRack(ctx, systemID, string(in.Action), err) }()
 	if in.Action != machine.Deploy {
 		return s.act(ctx, actor, systemID, in, actOpts{})
 	}

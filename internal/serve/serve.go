@@ -102,7 +102,9 @@ type Config struct {
 	// TLS, when its certificate and key are set, serves the API and the
 	// web pages over HTTPS as well (see tls.go).
 	TLS TLSConfig
-	Log *slog.Logger
+	// RackPower says where power commands run (see rackpower.go).
+	RackPower RackPower
+	Log       *slog.Logger
 }
 
 // OpenStore opens the configured database, creating and migrating it.
@@ -114,12 +116,20 @@ func OpenStore(ctx context.Context, dataDir, dbURL string) (store.Store, error) 
 	return open.Open(ctx, dbURL, dataDir, sealer)
 }
 
+// Drivers are the power drivers regions and racks run.
+func Drivers() power.Registry {
+	return power.NewRegistry(power.Manual{}, ipmi.Driver{}, redfish.Driver{}, webhook.Driver{})
+}
+
 // Server is a running Anvil process.
 type Server struct {
 	Addr    net.Addr // where the API listens
 	Store   store.Store
 	Service *region.Service
 	Rack    *rack.Rack // nil when this process runs no rack
+	// PowerWorker runs this process's power commands through its API
+	// (nil with RackPower.Remote).
+	PowerWorker *rack.PowerWorker
 	// TLSAddr is where the API listens over HTTPS (nil without TLS).
 	TLSAddr net.Addr
 	metrics *prometheus.Registry
@@ -167,8 +177,10 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StatusTimeout > 0 {
 		lcfg.Timeout = cfg.StatusTimeout
 	}
-	drivers := power.NewRegistry(power.Manual{}, ipmi.Driver{}, redfish.Driver{}, webhook.Driver{})
-	svc := region.New(st, drivers, lcfg, cfg.Power, cfg.Log)
+	drivers := Drivers()
+	pcfg := cfg.Power
+	pcfg.Racks = true // racks run them: this process's own (startPower) or others
+	svc := region.New(st, drivers, lcfg, pcfg, cfg.Log)
 	svc.EnlistCommission = cfg.EnlistCommission
 	svc.EnlistBMCUser = cfg.EnlistBMCUser
 	if n, err := svc.CanonicaliseBMCs(ctx); err != nil {
@@ -255,6 +267,10 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	s.serve()
+	if err := s.startPower(ctx, cfg); err != nil {
+		_ = s.Close(ctx)
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -366,6 +382,9 @@ func (s *Server) Wait(ctx context.Context) error {
 // Close stops accepting requests, lets those in flight finish (up to the
 // deadline of ctx), stops the loops and closes the store.
 func (s *Server) Close(ctx context.Context) error {
+	if s.PowerWorker != nil {
+		s.PowerWorker.Close() // commands in flight report through the API first
+	}
 	s.cancel()
 	var err error
 	for _, hs := range s.servers {

@@ -352,6 +352,15 @@ type PowerRequest struct {
 	Sent time.Time
 }
 
+// RackPower is a rack that runs power commands: the id it gives itself,
+// the BMC networks it declared (CIDRs) and when it last asked for work.
+type RackPower struct {
+	ID       string
+	Hostname string
+	Networks []string
+	Seen     time.Time
+}
+
 // SSHKey is a user's public key, put on the machines the user deploys.
 type SSHKey struct {
 	ID       int64
@@ -669,6 +678,15 @@ type Store interface {
 	PowerQueue(ctx context.Context, systemID string) ([]PowerRequest, error)
 	// PrunePower deletes finished requests older than before.
 	PrunePower(ctx context.Context, before time.Time) (int, error)
+	// ClaimPowerWhere is ClaimPower among the requests ok accepts (nil:
+	// all). ReleasePower puts a claimed request never marked sent back
+	// in the queue, its attempt uncounted; ErrNotFound if it is not such
+	// a request of owner's. NoteRackPower records a rack asking for power
+	// work now; RackPowers lists those seen since since.
+	ClaimPowerWhere(ctx context.Context, owner string, now, leaseUntil time.Time, ok func(PowerRequest) bool) (PowerRequest, error)
+	ReleasePower(ctx context.Context, id, owner string) error
+	NoteRackPower(ctx context.Context, r RackPower) error
+	RackPowers(ctx context.Context, since time.Time) ([]RackPower, error)
 
 	// AcquireLease takes or renews the named lease for holder until
 	// `until`, if it is free, expired at now, or already holder's; it

@@ -90,15 +90,24 @@ func (s *Store) lockPower(ctx context.Context, q conn) error {
 // SQLite from walking the whole queue in seq order to avoid a sort; it
 // reads the few queued actions through power_requests_state_action.
 func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil time.Time) (store.PowerRequest, error) {
+	return s.ClaimPowerWhere(ctx, owner, now, leaseUntil, nil)
+}
+
+// ClaimPowerWhere is ClaimPower among the runnable requests ok accepts (a
+// rack's: those whose BMC it reaches); nil accepts all. With ok set the
+// runnable requests are read in order until one passes, since which BMC a
+// rack reaches (CIDR containment) is not something both databases' SQL can
+// decide.
+func (s *Store) ClaimPowerWhere(ctx context.Context, owner string, now, leaseUntil time.Time, ok func(store.PowerRequest) bool) (store.PowerRequest, error) {
 	var r store.PowerRequest
 	err := s.inTx(ctx, func(q conn) error {
 		if err := s.lockPower(ctx, q); err != nil {
 			return err
 		}
 		var err error
-		r, err = scanPower(q.queryRow(ctx, claimAction))
+		r, err = s.firstRunnable(ctx, q, claimAction, ok)
 		if errors.Is(err, sql.ErrNoRows) {
-			r, err = scanPower(q.queryRow(ctx, claimAny))
+			r, err = s.firstRunnable(ctx, q, claimAny, ok)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
@@ -121,6 +130,34 @@ func (s *Store) ClaimPower(ctx context.Context, owner string, now, leaseUntil ti
 	return r, nil
 }
 
+// firstRunnable is the first request query returns that ok accepts;
+// sql.ErrNoRows when none does.
+func (s *Store) firstRunnable(ctx context.Context, q conn, query string, ok func(store.PowerRequest) bool) (store.PowerRequest, error) {
+	if ok == nil {
+		return scanPower(q.queryRow(ctx, query+` LIMIT 1`))
+	}
+	var found *store.PowerRequest
+	errFound := errors.New("found")
+	err := eachRow(ctx, q, query, nil, func(rows *sql.Rows) error {
+		r, err := scanPower(rows)
+		if err != nil {
+			return err
+		}
+		if ok(r) {
+			found = &r
+			return errFound
+		}
+		return nil
+	})
+	switch {
+	case found != nil:
+		return *found, nil
+	case err != nil:
+		return store.PowerRequest{}, err
+	}
+	return store.PowerRequest{}, sql.ErrNoRows
+}
+
 var (
 	claimAction = `SELECT ` + powerColumns + ` FROM power_requests r
 			WHERE r.state = 'queued' AND (r.action < 'query' OR r.action > 'query')
@@ -128,13 +165,13 @@ var (
 			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
 			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq
 				AND x.action <> 'query')
-			ORDER BY +r.seq LIMIT 1`
+			ORDER BY +r.seq`
 	claimAny = `SELECT ` + powerColumns + ` FROM power_requests r
 			WHERE r.state = 'queued'
 			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.system_id = r.system_id)
 			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'running' AND x.bmc_key = r.bmc_key AND r.bmc_key <> '')
 			AND NOT EXISTS (SELECT 1 FROM power_requests x WHERE x.state = 'queued' AND x.system_id = r.system_id AND x.seq < r.seq)
-			ORDER BY r.seq LIMIT 1`
+			ORDER BY r.seq`
 )
 
 func (s *Store) ExtendPowerLease(ctx context.Context, id, owner string, until time.Time) error {

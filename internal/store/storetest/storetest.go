@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerQueue", testPowerQueue},
 		{"PowerLeases", testPowerLeases},
 		{"PowerClaimsConcurrent", testPowerClaimsConcurrent},
+		{"PowerClaimWhere", testPowerClaimWhere},
+		{"RackPower", testRackPower},
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
 		{"NetworkDefaults", testNetworkDefaults},

@@ -1,0 +1,55 @@
+package serve
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/rack"
+)
+
+// RackPower says how this process's power commands are run. Power always
+// runs on racks, which claim requests through the API: by default the
+// rack in this process does, over loopback, the same way a remote rack
+// does (one path).
+type RackPower struct {
+	// Remote leaves every command to racks elsewhere: this process runs
+	// no power worker.
+	Remote bool
+	// BMCNetworks are the networks whose BMCs this process's rack
+	// reaches, with the subnets of its interfaces; when none are given
+	// it reaches every BMC (0.0.0.0/0 and ::/0), as the region process
+	// always did before racks ran power.
+	BMCNetworks []netip.Prefix
+}
+
+// everywhere are the networks of a rack that reaches every BMC its host
+// can route to.
+var everywhere = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
+
+// startPower runs this process's power worker against its own API.
+func (s *Server) startPower(ctx context.Context, cfg Config) error {
+	if cfg.RackPower.Remote {
+		return nil
+	}
+	key, err := rackKey(ctx, s.Store, cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	cl, err := client.New("http://"+loopback(s.Addr)+"/MAAS/", key)
+	if err != nil {
+		return err
+	}
+	cl.UserAgent = rack.RackAgent + Version
+	pc := rack.PowerConfig{Networks: cfg.RackPower.BMCNetworks, InterfaceNetworks: true, Drivers: s.Service.Power.Drivers(),
+		Power: cfg.Power, Concurrency: cfg.Power.Workers, Log: cfg.Log}
+	if len(pc.Networks) == 0 {
+		pc.Networks, pc.InterfaceNetworks = everywhere, false
+	}
+	w, err := rack.StartPower(ctx, cl, pc)
+	if err != nil {
+		return err
+	}
+	s.PowerWorker = w
+	return nil
+}
