@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/dnszone"
 	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -140,12 +141,16 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 	}
 	a := store.IPAddress{SubnetID: sn.ID, AllocType: store.AllocUserReserved, Owner: r.who.user.Name,
 		Hostname: strings.TrimSpace(r.form.Get("hostname")), MAC: mac}
+	dnsName, named, err := s.parseReservedName(r.Context(), a.Hostname)
+	if err != nil {
+		return err
+	}
 	if !ip.IsValid() {
 		a, err = s.store.AllocateIP(r.Context(), a)
 		if err != nil {
 			return &statusError{http.StatusServiceUnavailable, "No more IPs available in subnet: " + sn.CIDR + "."}
 		}
-		return s.writeIP(w, r, a)
+		return s.writeReservation(w, r, a, dnsName, named)
 	}
 	n, err := s.store.LoadNetwork(r.Context())
 	if err != nil {
@@ -171,6 +176,20 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 	}
 	if err != nil {
 		return err
+	}
+	return s.writeReservation(w, r, a, dnsName, named)
+}
+
+// writeReservation names the new reservation in DNS when it came with a
+// hostname, and answers it; if naming fails, the reservation is undone.
+func (s *Server) writeReservation(w http.ResponseWriter, r *request, a store.IPAddress, n reservedName, named bool) error {
+	if named {
+		if err := s.nameReservation(r.Context(), n, a.IP); err != nil {
+			if derr := s.store.DeleteIPAddress(r.Context(), a.ID); derr != nil {
+				s.log.Error("undo reservation", "ip", a.IP, "err", derr)
+			}
+			return dnsConflict(err, "hostname", dnszone.MsgLabelInUse)
+		}
 	}
 	return s.writeIP(w, r, a)
 }
@@ -214,6 +233,9 @@ func (s *Server) releaseIP(w http.ResponseWriter, r *request) error {
 		}
 		if match {
 			if err := s.store.DeleteIPAddress(r.Context(), a.ID); err != nil {
+				return err
+			}
+			if err := s.unnameAddress(r.Context(), a.IP); err != nil {
 				return err
 			}
 			writeNoContent(w)

@@ -135,6 +135,30 @@ func TestSubnetUseAndReservations(t *testing.T) {
 		wantJSON(t, "reserved", first, "ip", `"192.0.2.2"`)
 		wantJSON(t, "reserved", first, "alloc_type", "4")
 		e.must(200, "POST", "ipaddresses/", e.user, url.Values{"op": {"reserve"}, "ip": {"192.0.2.5"}, "hostname": {"printer"}}, nil)
+		// The hostname names the address in DNS, in the default domain (or
+		// the one its tail names, which must exist).
+		named := func() string {
+			var rs []struct {
+				FQDN string `json:"fqdn"`
+				IPs  []struct {
+					IP string `json:"ip"`
+				} `json:"ip_addresses"`
+			}
+			e.must(200, "GET", "dnsresources/", e.user, nil, &rs)
+			var out []string
+			for _, r := range rs {
+				for _, a := range r.IPs {
+					out = append(out, r.FQDN+"="+a.IP)
+				}
+			}
+			return strings.Join(out, " ")
+		}
+		if got := named(); got != "printer.maas=192.0.2.5" {
+			t.Fatalf("DNS after reserving with a hostname: %q", got)
+		}
+		e.answerSays(404, "POST", "ipaddresses/", e.user, url.Values{"op": {"reserve"}, "ip": {"192.0.2.6"}, "hostname": {"scanner.nowhere"}},
+			"No Domain matches the given query.")
+		e.answerSays(400, "POST", "ipaddresses/", e.user, url.Values{"op": {"reserve"}, "ip": {"192.0.2.6"}, "hostname": {"-bad"}}, "hostname")
 		for _, c := range []struct {
 			code  int
 			form  url.Values
@@ -190,6 +214,9 @@ func TestSubnetUseAndReservations(t *testing.T) {
 		e.answerSays(400, "POST", "ipaddresses/", e.admin, url.Values{"op": {"release"}, "ip": {"192.0.2.5"}}, "does not belong to the requesting user")
 		e.answerSays(403, "POST", "ipaddresses/", e.user, url.Values{"op": {"release"}, "ip": {"192.0.2.5"}, "force": {"true"}}, "requires admin privileges")
 		e.must(204, "POST", "ipaddresses/", e.user, url.Values{"op": {"release"}, "ip": {"192.0.2.5"}}, nil)
+		if got := named(); got != "" {
+			t.Fatalf("DNS after the release: %q", got)
+		}
 		e.must(204, "POST", "ipaddresses/", e.admin, url.Values{"op": {"release"}, "ip": {"192.0.2.2"}, "force": {"true"}}, nil)
 		e.must(204, "DELETE", "subnets/"+id+"/", e.admin, nil, nil)
 	})
