@@ -88,9 +88,12 @@ func TestSSHServerExecAndRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := s.CombinedOutput("echo hello; echo oops >&2; printf %s \"$PATH\"")
-	if err != nil || string(out) != "hello\noops\n/usr/bin:/bin" {
-		t.Fatalf("exec: %q %v", out, err)
+	// Stdout and stderr are separate SSH streams: no order between them.
+	var stdout, stderr strings.Builder
+	s.Stdout, s.Stderr = &stdout, &stderr
+	err = s.Run("echo hello; echo oops >&2; printf %s \"$PATH\"")
+	if err != nil || stdout.String() != "hello\n/usr/bin:/bin" || stderr.String() != "oops\n" {
+		t.Fatalf("exec: stdout %q, stderr %q, %v", stdout.String(), stderr.String(), err)
 	}
 	// The exit status comes back.
 	s, _ = c.NewSession()
