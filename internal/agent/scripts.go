@@ -20,7 +20,7 @@ import (
 
 // ScriptTools are the programs the shipped scripts use, copied into the
 // environment when the build machine has them.
-var ScriptTools = []string{"busybox", "lshw", "smartctl", "memtester"}
+var ScriptTools = []string{"busybox", "lshw", "smartctl", "memtester", "fio", "badblocks", "stress-ng", "nvme"}
 
 // ScriptRunner runs commissioning and testing scripts as real processes
 // and reports each to the region as it goes.
@@ -40,6 +40,9 @@ type ScriptRunner struct {
 	// Builtin runs a shipped script the agent does itself; nil output
 	// and nil error is "skipped".
 	Builtin func(ctx context.Context, name string) (out []byte, err error)
+	// Agent is the agent binary scripts run as $ANVIL_AGENT to write
+	// their result YAML; default os.Executable().
+	Agent string
 }
 
 // ErrStopped is a run the region no longer takes (the phase was aborted
@@ -54,6 +57,9 @@ func (sr *ScriptRunner) Run(ctx context.Context, list []agentapi.TaskScript) ([]
 	}
 	if sr.Dir == "" {
 		sr.Dir = filepath.Join(os.TempDir(), "anvil-scripts")
+	}
+	if sr.Agent == "" {
+		sr.Agent, _ = os.Executable()
 	}
 	if err := os.MkdirAll(sr.Dir, 0o700); err != nil {
 		return nil, err
@@ -132,7 +138,7 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 	cmd := exec.CommandContext(runCtx, argv[0], append(argv[1:], ts.Args...)...)
 	cmd.Dir = sr.Dir
 	cmd.Env = append(os.Environ(), "RESULT_PATH="+resultPath, "DOWNLOAD_PATH="+sr.Dir, fmt.Sprintf("RUNTIME=%d", ts.Timeout),
-		"HAS_STARTED=False", "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+		"HAS_STARTED=False", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", AgentEnv+"="+sr.Agent)
 	cmd.WaitDelay = 2 * time.Second // children holding the pipes open
 	killGroup(cmd)
 	var out streams
