@@ -49,8 +49,9 @@ type ScriptRunner struct {
 // or ended): the environment stops at once.
 var ErrStopped = errors.New("the region no longer takes this phase's results")
 
-// Run runs the scripts in order and returns the names of those that did
-// not pass. It stops early when the region refuses a report.
+// Run runs the scripts, side by side as their parallel settings allow
+// (scripts.Batches), and returns the names of those that did not pass. It
+// stops early when the region refuses a report.
 func (sr *ScriptRunner) Run(ctx context.Context, list []agentapi.TaskScript) ([]string, error) {
 	if sr.Every == 0 {
 		sr.Every = 2 * time.Second
@@ -64,17 +65,55 @@ func (sr *ScriptRunner) Run(ctx context.Context, list []agentapi.TaskScript) ([]
 	if err := os.MkdirAll(sr.Dir, 0o700); err != nil {
 		return nil, err
 	}
+	runs := make([]scripts.Run, len(list))
+	for i, ts := range list {
+		runs[i] = scripts.Run{Name: ts.Name, Parallel: scripts.Parallel(ts.Parallel), Testing: ts.Testing}
+	}
 	var bad []string
-	for _, ts := range list {
-		st, err := sr.one(ctx, ts)
+	for _, batch := range scripts.Batches(runs) {
+		statuses, err := sr.batch(ctx, list, batch)
+		for k, i := range batch {
+			if st := statuses[k]; st == agentapi.ScriptFailed || st == agentapi.ScriptTimedOut {
+				bad = append(bad, label(list[i]))
+			}
+		}
 		if err != nil {
 			return bad, err
 		}
-		if st == agentapi.ScriptFailed || st == agentapi.ScriptTimedOut {
-			bad = append(bad, label(ts))
-		}
 	}
 	return bad, nil
+}
+
+// batch runs the scripts list[i] for i in batch side by side. When one
+// run fails to report (the region refused it) the others are stopped and
+// its error returned.
+func (sr *ScriptRunner) batch(ctx context.Context, list []agentapi.TaskScript, batch []int) ([]string, error) {
+	statuses := make([]string, len(batch))
+	if len(batch) == 1 {
+		st, err := sr.one(ctx, list[batch[0]])
+		statuses[0] = st
+		return statuses, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
+	for k, i := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if statuses[k], errs[k] = sr.one(ctx, list[i]); errs[k] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs { // the first cause, not the runs it stopped
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return statuses, err
+		}
+	}
+	return statuses, errors.Join(errs...)
 }
 
 func label(ts agentapi.TaskScript) string {
@@ -117,7 +156,12 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 		sr.Logf("script %s %s", label(ts), rep.Status)
 		return rep.Status, sr.send(ctx, rep)
 	}
-	path := filepath.Join(sr.Dir, filepath.Base(ts.Name))
+	// Each run has its own directory: instances of a script run at once.
+	dir := filepath.Join(sr.Dir, fmt.Sprint(ts.ResultID))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, filepath.Base(ts.Name))
 	if err := os.WriteFile(path, ts.Text, 0o700); err != nil {
 		return "", err
 	}
@@ -136,8 +180,8 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 	}
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, argv[0], append(argv[1:], ts.Args...)...)
-	cmd.Dir = sr.Dir
-	cmd.Env = append(os.Environ(), "RESULT_PATH="+resultPath, "DOWNLOAD_PATH="+sr.Dir, fmt.Sprintf("RUNTIME=%d", ts.Timeout),
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "RESULT_PATH="+resultPath, "DOWNLOAD_PATH="+dir, fmt.Sprintf("RUNTIME=%d", ts.Timeout),
 		"HAS_STARTED=False", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", AgentEnv+"="+sr.Agent)
 	cmd.WaitDelay = 2 * time.Second // children holding the pipes open
 	killGroup(cmd)
