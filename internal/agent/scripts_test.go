@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -138,5 +139,29 @@ func TestDiskTestsWithoutDisk(t *testing.T) {
 		if err != nil || len(bad) != 0 || final.Status != agentapi.ScriptSkipped || !strings.Contains(string(final.Output), "no disk given") {
 			t.Errorf("%s: %v %v %s %q", b.Name, bad, err, final.Status, final.Output)
 		}
+	}
+}
+
+// TestRunnerParallelRefused: when the region refuses one of the runs
+// going side by side (the phase ended), the others are stopped at once
+// and the run ends with ErrStopped.
+func TestRunnerParallelRefused(t *testing.T) {
+	sr := &ScriptRunner{Dir: t.TempDir(), Logf: t.Logf, Every: 100 * time.Millisecond, Report: func(_ context.Context, r agentapi.ScriptReport) error {
+		if r.ResultID == 1 && len(r.Output) > 0 {
+			return &agentapi.StatusError{Code: 409, Message: "the phase is over"}
+		}
+		return nil
+	}}
+	list := []agentapi.TaskScript{
+		{ResultID: 1, Name: "talk", Text: []byte("#!/bin/sh\necho hello\nsleep 30\n"), Testing: true, Parallel: int(scripts.ParallelAny)},
+		{ResultID: 2, Name: "sleep", Text: []byte("#!/bin/sh\nsleep 30\n"), Testing: true, Parallel: int(scripts.ParallelAny)},
+	}
+	start := time.Now()
+	_, err := sr.Run(context.Background(), list)
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("run: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the runs alongside were not stopped: %v", d)
 	}
 }
