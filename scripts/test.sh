@@ -12,7 +12,8 @@ PACKAGES=(postgresql ipmitool openipmi curl qemu-system-x86 ipxe-qemu ovmf iprou
   isc-dhcp-client kea-admin busybox-static linux-image-amd64 cpio tftp-hpa atftp
   ipxe pxelinux syslinux-common shim-signed grub-efi-amd64-signed debootstrap
   syslinux dosfstools mtools xz-utils extlinux e2fsprogs chromium netplan.io cloud-init
-  openvswitch-switch gdisk mdadm lvm2 bcache-tools bind9-dnsutils dnsperf bind9 lshw smartmontools memtester)
+  openvswitch-switch gdisk mdadm lvm2 bcache-tools bind9-dnsutils dnsperf bind9 lshw smartmontools memtester
+  fio stress-ng nvme-cli)
 
 need=()
 for p in "${PACKAGES[@]}"; do

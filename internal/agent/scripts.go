@@ -20,7 +20,7 @@ import (
 
 // ScriptTools are the programs the shipped scripts use, copied into the
 // environment when the build machine has them.
-var ScriptTools = []string{"busybox", "lshw", "smartctl", "memtester"}
+var ScriptTools = []string{"busybox", "lshw", "smartctl", "memtester", "fio", "badblocks", "stress-ng", "nvme"}
 
 // ScriptRunner runs commissioning and testing scripts as real processes
 // and reports each to the region as it goes.
@@ -40,14 +40,18 @@ type ScriptRunner struct {
 	// Builtin runs a shipped script the agent does itself; nil output
 	// and nil error is "skipped".
 	Builtin func(ctx context.Context, name string) (out []byte, err error)
+	// Agent is the agent binary scripts run as $ANVIL_AGENT to write
+	// their result YAML; default os.Executable().
+	Agent string
 }
 
 // ErrStopped is a run the region no longer takes (the phase was aborted
 // or ended): the environment stops at once.
 var ErrStopped = errors.New("the region no longer takes this phase's results")
 
-// Run runs the scripts in order and returns the names of those that did
-// not pass. It stops early when the region refuses a report.
+// Run runs the scripts, side by side as their parallel settings allow
+// (scripts.Batches), and returns the names of those that did not pass. It
+// stops early when the region refuses a report.
 func (sr *ScriptRunner) Run(ctx context.Context, list []agentapi.TaskScript) ([]string, error) {
 	if sr.Every == 0 {
 		sr.Every = 2 * time.Second
@@ -55,20 +59,61 @@ func (sr *ScriptRunner) Run(ctx context.Context, list []agentapi.TaskScript) ([]
 	if sr.Dir == "" {
 		sr.Dir = filepath.Join(os.TempDir(), "anvil-scripts")
 	}
+	if sr.Agent == "" {
+		sr.Agent, _ = os.Executable()
+	}
 	if err := os.MkdirAll(sr.Dir, 0o700); err != nil {
 		return nil, err
 	}
+	runs := make([]scripts.Run, len(list))
+	for i, ts := range list {
+		runs[i] = scripts.Run{Name: ts.Name, Parallel: scripts.Parallel(ts.Parallel), Testing: ts.Testing}
+	}
 	var bad []string
-	for _, ts := range list {
-		st, err := sr.one(ctx, ts)
+	for _, batch := range scripts.Batches(runs) {
+		statuses, err := sr.batch(ctx, list, batch)
+		for k, i := range batch {
+			if st := statuses[k]; st == agentapi.ScriptFailed || st == agentapi.ScriptTimedOut {
+				bad = append(bad, label(list[i]))
+			}
+		}
 		if err != nil {
 			return bad, err
 		}
-		if st == agentapi.ScriptFailed || st == agentapi.ScriptTimedOut {
-			bad = append(bad, label(ts))
-		}
 	}
 	return bad, nil
+}
+
+// batch runs the scripts list[i] for i in batch side by side. When one
+// run fails to report (the region refused it) the others are stopped and
+// its error returned.
+func (sr *ScriptRunner) batch(ctx context.Context, list []agentapi.TaskScript, batch []int) ([]string, error) {
+	statuses := make([]string, len(batch))
+	if len(batch) == 1 {
+		st, err := sr.one(ctx, list[batch[0]])
+		statuses[0] = st
+		return statuses, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(batch))
+	var wg sync.WaitGroup
+	for k, i := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if statuses[k], errs[k] = sr.one(ctx, list[i]); errs[k] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs { // the first cause, not the runs it stopped
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return statuses, err
+		}
+	}
+	return statuses, errors.Join(errs...)
 }
 
 func label(ts agentapi.TaskScript) string {
@@ -111,7 +156,12 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 		sr.Logf("script %s %s", label(ts), rep.Status)
 		return rep.Status, sr.send(ctx, rep)
 	}
-	path := filepath.Join(sr.Dir, filepath.Base(ts.Name))
+	// Each run has its own directory: instances of a script run at once.
+	dir := filepath.Join(sr.Dir, fmt.Sprint(ts.ResultID))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, filepath.Base(ts.Name))
 	if err := os.WriteFile(path, ts.Text, 0o700); err != nil {
 		return "", err
 	}
@@ -130,9 +180,9 @@ func (sr *ScriptRunner) one(ctx context.Context, ts agentapi.TaskScript) (string
 	}
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, argv[0], append(argv[1:], ts.Args...)...)
-	cmd.Dir = sr.Dir
-	cmd.Env = append(os.Environ(), "RESULT_PATH="+resultPath, "DOWNLOAD_PATH="+sr.Dir, fmt.Sprintf("RUNTIME=%d", ts.Timeout),
-		"HAS_STARTED=False", "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "RESULT_PATH="+resultPath, "DOWNLOAD_PATH="+dir, fmt.Sprintf("RUNTIME=%d", ts.Timeout),
+		"HAS_STARTED=False", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", AgentEnv+"="+sr.Agent)
 	cmd.WaitDelay = 2 * time.Second // children holding the pipes open
 	killGroup(cmd)
 	var out streams

@@ -111,9 +111,37 @@ func TestBuiltins(t *testing.T) {
 	for _, b := range Builtins() {
 		names[b.Name] = true
 	}
-	for _, n := range []string{LSHW, Inventory, "smartctl-validate", "memtester"} {
+	for _, n := range []string{LSHW, Inventory, "smartctl-validate", "memtester", "fio", "badblocks",
+		"stress-ng-cpu-short", "stress-ng-cpu-long", "stress-ng-memory-short", "stress-ng-memory-long"} {
 		if !names[n] {
 			t.Errorf("no built-in %s", n)
+		}
+	}
+	// MAAS's metadata for the tests that come from it.
+	for _, b := range Builtins() {
+		switch b.Name {
+		case "fio", "badblocks":
+			if b.Type != Testing || b.HardwareType != Storage || b.Parallel != ParallelInstance || b.Destructive != (b.Name == "fio") {
+				t.Errorf("%s: %+v", b.Name, b.Script)
+			}
+			if p, _ := b.Parameters["storage"].(map[string]any); p["type"] != "storage" {
+				t.Errorf("%s parameters %v", b.Name, b.Parameters)
+			}
+			if r, _ := b.Results.(map[string]any); len(r) != map[string]int{"fio": 8, "badblocks": 4}[b.Name] {
+				t.Errorf("%s results %v", b.Name, b.Results)
+			}
+		case "stress-ng-cpu-short", "stress-ng-memory-short", "stress-ng-cpu-long", "stress-ng-memory-long":
+			want := 5 * time.Minute
+			if strings.HasSuffix(b.Name, "-long") {
+				want = 14 * time.Hour
+			}
+			hw := CPU
+			if strings.Contains(b.Name, "memory") {
+				hw = Memory
+			}
+			if b.Type != Testing || b.HardwareType != hw || b.Timeout != want || b.Parallel != ParallelDisabled || len(b.Packages) != 0 {
+				t.Errorf("%s: %+v", b.Name, b.Script)
+			}
 		}
 	}
 }
