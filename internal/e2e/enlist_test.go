@@ -105,6 +105,12 @@ func TestEnlistment(t *testing.T) {
 		t.Fatalf("%d machines after the BMC-only add", got)
 	}
 
+	// 2b. Scripts and tags on the commissioned machine: an XPath tag over
+	// its real lshw output (and one that does not match), commissioning
+	// with an uploaded script run once per disk, then a testing script
+	// that fails, and the override.
+	s.scriptsAndTags(added.SystemID, b)
+
 	// 3. A deploying machine boots the enlistment environment: its BMC
 	// now fronts it with a new first NIC Anvil has never seen.
 	b.Close()

@@ -236,6 +236,7 @@ type apiMachine struct {
 		MAC string `json:"mac_address"`
 	} `json:"interface_set"`
 	HardwareInfo map[string]string `json:"hardware_info"`
+	TagNames     []string          `json:"tag_names"`
 }
 
 func (m apiMachine) macs() []string {
