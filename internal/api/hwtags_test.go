@@ -102,6 +102,14 @@ func TestXPathTags(t *testing.T) {
 			t.Fatalf("the invalid tag was stored: %d", code)
 		}
 
+		// A kernel option iPXE's loader would misread is refused; nothing stored.
+		if code, b := e.call(http.MethodPost, "tags/", e.admin, url.Values{"name": {"misread"}, "kernel_opts": {"quiet hugemem=1"}}); code != 400 ||
+			!strings.Contains(string(b), `"hugemem=1\" contains \"mem=\"`) {
+			t.Fatalf("kernel_opts with mem= inside a word: %d %s", code, b)
+		}
+		if code, _ := e.call(http.MethodGet, "tags/misread/", e.user, nil); code != 404 {
+			t.Fatalf("the refused tag was stored: %d", code)
+		}
 		def := `//node[@id="memory"]/size[@units="bytes"] > 500000000`
 		e.must(200, http.MethodPost, "tags/", e.admin, url.Values{"name": {"bigmem"}, "definition": {def}, "kernel_opts": {"hugepages=16 nomodeset"}}, nil)
 		if got := e.tagged("bigmem"); strings.Join(got, ",") != "big" {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/anvilmetal/anvil/internal/boot/bootcfg"
 	"net/http"
 	"slices"
 	"strings"
@@ -43,6 +44,9 @@ func (s *Server) tagsRoutes() []route {
 					return badField("definition", "%v", err)
 				}
 			}
+			if err := bootcfg.CheckKernelOpts(r.form.Get("kernel_opts")); err != nil {
+				return badField("kernel_opts", "%v", err)
+			}
 			t, err := s.store.CreateTag(r.Context(), store.Tag{
 				Name: r.form.Get("name"), Comment: r.form.Get("comment"), Definition: def, KernelOpts: r.form.Get("kernel_opts"),
 			})
@@ -81,6 +85,9 @@ func (s *Server) tagRoutes() []route {
 				if _, ok := r.form[field]; ok {
 					*dst = r.form.Get(field)
 				}
+			}
+			if err := bootcfg.CheckKernelOpts(upd.KernelOpts); err != nil && upd.KernelOpts != old.KernelOpts {
+				return badField("kernel_opts", "%v", err)
 			}
 			upd.Definition = strings.TrimSpace(upd.Definition)
 			if upd.Definition != "" && upd.Definition != old.Definition {
