@@ -51,6 +51,9 @@ func TestUnknownIDs(t *testing.T) {
 			if h.Name == "InterfacesHandler" {
 				model = "Node" // a node's collection: the node is what is missing
 			}
+			if h.Name == "ReservedIpHandler" {
+				model = "ReservedIP" // MAAS's model; its handler spells it Ip
+			}
 			if strings.HasPrefix(h.Name, "Vlan") {
 				model = "Fabric" // and a VLAN's fabric
 			}
