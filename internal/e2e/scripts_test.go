@@ -39,9 +39,9 @@ exit 1
 // behind b: a tag whose definition matches its lshw memory gets the
 // machine (and its kernel options reach the next boot's command line),
 // one that does not match does not; commissioning with an uploaded
-// script gives one result per disk (this machine has one, of 64 MiB); a testing script that exits 1 ends
-// Failed testing with its output; override_failed_testing makes the
-// machine Ready and allocatable again.
+// script gives one result per disk (this machine has one, of 64 MiB);
+// op=test with a testing script that exits 1 ends Failed testing with
+// its output; override_failed_testing makes the machine Ready again.
 func (s *site) scriptsAndTags(id string, b *ipmisim.BMC) {
 	t := s.t
 	t.Helper()
@@ -56,8 +56,11 @@ func (s *site) scriptsAndTags(id string, b *ipmisim.BMC) {
 	}
 
 	serialBefore, _ := os.ReadFile(b.Serial())
-	s.api("POST", "machines/"+id+"/", url.Values{"op": {"commission"}, "commissioning_scripts": {"e2e-disk-size"},
-		"testing_scripts": {"e2e-fails"}}, nil)
+	s.api("POST", "machines/"+id+"/", url.Values{"op": {"commission"}, "commissioning_scripts": {"e2e-disk-size"}}, nil)
+	s.waitStatus(id, "Ready", 6*time.Minute, b)
+	s.waitFor("the commissioned machine to be off", 2*time.Minute, func() bool { return !b.Running() })
+	serialCommissioned, _ := os.ReadFile(b.Serial())
+	s.api("POST", "machines/"+id+"/", url.Values{"op": {"test"}, "testing_scripts": {"e2e-fails"}}, nil)
 	s.waitStatus(id, "Failed testing", 6*time.Minute, b)
 
 	type result struct {
@@ -94,8 +97,7 @@ func (s *site) scriptsAndTags(id string, b *ipmisim.BMC) {
 	// The tag's kernel options were on the command line the machine booted.
 	// (Named so that no "mem=" is inside: iPXE's bzImage loader reads one
 	// anywhere in the command line as a memory limit.)
-	serial, _ := os.ReadFile(b.Serial())
-	if booted := string(serial[len(serialBefore):]); !strings.Contains(booted, "anvil_e2e_tagged=1") {
+	if booted := string(serialCommissioned[min(len(serialBefore), len(serialCommissioned)):]); !strings.Contains(booted, "anvil_e2e_tagged=1") {
 		t.Fatalf("the tag's kernel_opts are not on the booted command line:\n%s", tail([]byte(booted), 3000))
 	}
 
