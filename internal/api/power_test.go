@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -164,13 +163,6 @@ func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
 func TestDriftEnforceWarnAndGuard(t *testing.T) {
 	const interval = 400 * time.Millisecond
 	eachDB(t, func(t *testing.T, e *env) {
-		if e.dbURL != "" && os.Getenv("ANVIL_DRIFT_PG") == "" {
-			// Known fault, being looked into: on PostgreSQL one power loss is
-			// now and then corrected twice (a poll's "off" read before the
-			// correction lands after it), so the guard runs out one loss
-			// early. ANVIL_DRIFT_PG=1 runs it anyway.
-			t.Skip("on PostgreSQL a power loss is sometimes corrected twice: set ANVIL_DRIFT_PG=1 to run it")
-		}
 		u, sims, _ := chassis(t, 2, lab.Faults{})
 		a := e.addRedfish("drift-a", "52:54:00:55:00:01", u, "sys0")
 		b := e.addRedfish("drift-b", "52:54:00:55:00:02", u, "sys1")

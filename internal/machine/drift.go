@@ -301,6 +301,19 @@ func AdoptPowerWatch(m Machine, now time.Time) PowerWatch {
 	return w
 }
 
+// ConfirmPower records the state a power command verified when it finished
+// (it asked the BMC after acting). That is as good as two readings in a
+// row: the debounce is for polls that might catch a machine mid-change, not
+// for a command that checked what it did. Without it the monitor would
+// still hold the state from before the command until two more polls.
+func ConfirmPower(w PowerWatch, s PowerState) PowerWatch {
+	c := w.clone()
+	if s == PowerOn || s == PowerOff {
+		c.Observed, c.Candidate = s, ""
+	}
+	return c
+}
+
 // ResetGuard re-enables enforcement after the flap guard tripped: the
 // operator has set the drift policy to enforce again. The correction count
 // starts afresh.
@@ -391,6 +404,13 @@ func Observe(m Machine, w PowerWatch, r Reading, cfg DriftConfig) (PowerWatch, D
 		return nw, d
 	}
 	if inGrace(nw, r.At, cfg.Grace) {
+		return nw, d
+	}
+	if r.State == expected {
+		// The machine is on its way back (a correction or someone at the
+		// console): the drift stands until a second reading confirms it
+		// is over, but there is nothing to correct. Acting here would
+		// answer one power loss with two corrections.
 		return nw, d
 	}
 

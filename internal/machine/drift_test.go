@@ -513,8 +513,13 @@ func TestEnforceDeployedGoesOff(t *testing.T) {
 	if d.Correct != PowerNone || len(d.Events) != 0 || !w.Drift {
 		t.Fatalf("within grace: %+v / %+v", d, w)
 	}
-	// The correction worked: on, on → drift cleared, one INFO event.
-	w, _ = observe(t, m, w, Reading{State: sOn, At: at(4)}, cfg)
+	// The correction worked: on, on → drift cleared, one INFO event. The
+	// first "on" comes after the grace, while the debounced state is still
+	// off: the machine is on its way back, so no second correction.
+	w, d = observe(t, m, w, Reading{State: sOn, At: at(4)}, cfg)
+	if d.Correct != PowerNone || len(d.Events) != 0 || !w.Drift || len(w.Corrections) != 1 {
+		t.Fatalf("first reading back: %+v / %+v", d, w)
+	}
 	w, d = observe(t, m, w, Reading{State: sOn, At: at(5)}, cfg)
 	if w.Drift || d.Correct != PowerNone {
 		t.Fatalf("after recovery: %+v / %+v", d, w)
@@ -1024,5 +1029,42 @@ func TestNegativeGraceMeansNone(t *testing.T) {
 	w, _ = observe(t, m, w, Reading{State: sOff, At: tNow.Add(time.Second)}, cfg)
 	if _, d := observe(t, m, w, Reading{State: sOff, At: tNow.Add(2 * time.Second)}, cfg); d.Correct != PowerUp {
 		t.Errorf("no grace: %+v", d)
+	}
+}
+
+// TestConfirmedCommandEndsDrift: the correction's own verified "on" is a
+// confirmed state, so the next poll sees the drift over at once and no poll
+// that follows can count the loss twice.
+func TestConfirmedCommandEndsDrift(t *testing.T) {
+	m, w := deployedOn()
+	cfg := DefaultDriftConfig()
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	w, _ = observe(t, m, w, Reading{State: sOff, At: at(1)}, cfg)
+	w, d := observe(t, m, w, Reading{State: sOff, At: at(2)}, cfg)
+	if d.Correct != PowerUp {
+		t.Fatalf("no correction: %+v", d)
+	}
+	m.Watch = w
+	out := ApplyPower(m, PowerReport{Action: PowerUp, State: sOn, Now: at(2).Add(10 * time.Second)}, Config{})
+	if out.Machine.Watch.Observed != sOn || out.Machine.Watch.Candidate != "" {
+		t.Fatalf("verified power on not taken as observed: %+v", out.Machine.Watch)
+	}
+	w, d = observe(t, m, out.Machine.Watch, Reading{State: sOn, At: at(7)}, cfg)
+	if d.Correct != PowerNone || w.Drift || len(w.Corrections) != 1 {
+		t.Fatalf("after the verified correction: %+v / %+v", d, w)
+	}
+	if got, want := eventTypes(d.Events), []string{"Power drift cleared"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+	// A failed command or a query confirms nothing.
+	for _, r := range []PowerReport{
+		{Action: PowerUp, State: sOn, Err: errors.New("timeout"), Now: at(8)},
+		{Action: "query", State: sOn, Now: at(8)},
+		{Action: PowerUp, State: PowerUnknown, Now: at(8)},
+	} {
+		m.Watch = PowerWatch{Observed: sOff}
+		if got := ApplyPower(m, r, Config{}).Machine.Watch.Observed; got != sOff {
+			t.Errorf("%+v: observed %s, want off", r, got)
+		}
 	}
 }

@@ -29,6 +29,9 @@ func ApplyPower(m Machine, r PowerReport, cfg Config) Outcome {
 		c.PowerState = r.State
 	}
 	c.Updated = r.Now
+	if r.Err == nil && r.Action != "query" {
+		c.Watch = ConfirmPower(c.Watch, r.State)
+	}
 	ev := Event{SystemID: c.SystemID, Hostname: c.Hostname, User: r.User, Created: r.Now, Level: LevelInfo}
 	if r.Err != nil {
 		ev.Type, ev.Level = "Power failed", LevelError
