@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -47,8 +48,8 @@ func rackCmd() *cobra.Command {
 		Use:   "rack",
 		Short: "Run a rack: TFTP and HTTP boot answered from a local cache the region keeps up to date",
 		RunE: func(c *cobra.Command, _ []string) error {
-			if cfg.RegionURL == "" || cfg.APIKey == "" {
-				return fmt.Errorf("--region and --key are required (the key: anvil apikey --username rack on the region)")
+			if cfg.RegionURL == "" {
+				return fmt.Errorf("--region is required")
 			}
 			cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 			cfg.Version = serve.Version
@@ -67,7 +68,10 @@ func rackCmd() *cobra.Command {
 	f := c.Flags()
 	f.StringVar(&cfg.RegionURL, "region", "", "the region's URL, http://host:5240/MAAS/")
 	f.StringVar(&cfg.RegionCA, "ca-file", "", "PEM certificate(s) to trust for an https --region, e.g. the region's self-signed certificate")
-	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "API key the rack uses (or $ANVIL_RACK_KEY)")
+	f.StringVar(&cfg.EnrolSecret, "enrol-secret", os.Getenv("ANVIL_RACK_ENROL_SECRET"),
+		"one-time secret to enrol with, from anvil rack secret on the region (or $ANVIL_RACK_ENROL_SECRET); used once, when the rack has no credential in --data")
+	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "an administrator's API key, for a rack that has not enrolled (or $ANVIL_RACK_KEY)")
+	f.StringVar(&cfg.Hostname, "hostname", "", "the name the rack enrols and reports under (default: this host's)")
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
 	f.StringVar(&cfg.DNSAddr, "dns-listen", ":53", "DNS address, UDP and TCP (empty: off)")
@@ -83,5 +87,32 @@ func rackCmd() *cobra.Command {
 	f.Var(bmcNetworksFlag{&nets}, "bmc-network", "a network (CIDR) whose BMCs this rack reaches, besides its interfaces' subnets; repeatable")
 	f.IntVar(&workers, "power-workers", 8, "BMC commands this rack runs at once")
 	httpFlags(c, &cfg.HTTPLimits)
+	c.AddCommand(rackSecretCmd())
+	return c
+}
+
+func rackSecretCmd() *cobra.Command {
+	var (
+		sf   storeFlags
+		life time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "secret",
+		Short: "Print a one-time secret a rack enrols with (anvil rack --enrol-secret); run on the region",
+		RunE: func(c *cobra.Command, _ []string) error {
+			if life < time.Minute || life > 7*24*time.Hour {
+				return fmt.Errorf("--expires must be from 1m to 168h")
+			}
+			secret, expires, err := serve.RackSecret(c.Context(), sf.data, sf.db, life)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), secret)
+			fmt.Fprintln(c.ErrOrStderr(), "valid once, until", expires.Format(time.RFC3339))
+			return nil
+		},
+	}
+	sf.register(c)
+	c.Flags().DurationVar(&life, "expires", time.Hour, "how long the secret may be used")
 	return c
 }

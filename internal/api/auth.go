@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/oauth"
@@ -12,9 +13,12 @@ import (
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
-// principal is who made a request; nil user means anonymous.
+// principal is who made a request; nil user means anonymous. rack is
+// set instead for an enrolled rack, which is no user and may only call
+// the rack API (dispatch refuses it everywhere else).
 type principal struct {
 	user *store.User
+	rack *store.RackCredential
 }
 
 func (p principal) anonymous() bool { return p.user == nil }
@@ -54,7 +58,7 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 	ck, tk, sig := cred.ConsumerKey, cred.TokenKey, cred.Signature
 	tok, user, err := s.store.LookupToken(r.Context(), ck, tk)
 	if errors.Is(err, store.ErrNotFound) {
-		return principal{}, errUnauthorized{"Invalid access token"}
+		return s.rackPrincipal(r.Context(), ck, tk, sig)
 	}
 	if err != nil {
 		return principal{}, err
@@ -66,6 +70,24 @@ func (s *Server) authenticate(r *http.Request) (principal, error) {
 		return principal{}, errUnauthorized{"Invalid access token"}
 	}
 	return principal{user: &user}, nil
+}
+
+// rackPrincipal checks an enrolled rack's credential: the region keeps
+// only the hash of its secret.
+func (s *Server) rackPrincipal(ctx context.Context, ck, tk, sig string) (principal, error) {
+	c, err := s.store.RackCredentialByToken(ctx, tk)
+	if errors.Is(err, store.ErrNotFound) {
+		return principal{}, errUnauthorized{"Invalid access token"}
+	}
+	if err != nil {
+		return principal{}, err
+	}
+	secret, _ := strings.CutPrefix(sig, "&")
+	got := store.HashSecret(secret)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(c.SecretHash)) != 1 || subtle.ConstantTimeCompare([]byte(ck), []byte(c.ConsumerKey)) != 1 {
+		return principal{}, errUnauthorized{"Invalid access token"}
+	}
+	return principal{rack: &c}, nil
 }
 
 // sessionPrincipal lets a logged-in browser use the API: the session

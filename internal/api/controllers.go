@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -89,6 +91,7 @@ type controllerJSON struct {
 	LastSeen       string            `json:"last_seen"`
 	ResourceURI    string            `json:"resource_uri"`
 	scriptStatusesJSON
+	*RackFields
 }
 
 type serviceJSON struct {
@@ -136,9 +139,14 @@ func (s *Server) racks(r *request) ([]controllerJSON, error) {
 	if err != nil {
 		return nil, err
 	}
+	v, err := s.netView(r.Context())
+	if err != nil {
+		return nil, err
+	}
 	out := make([]controllerJSON, 0, len(rs))
+	now := time.Now()
 	for _, k := range rs {
-		out = append(out, renderController(n, k.SystemID, k.Hostname, k.Version, k.Address, k.Seen, nodeTypeRack, "rackd", time.Now()))
+		out = append(out, renderRack(n, v, k, now))
 	}
 	return out, nil
 }
@@ -237,8 +245,16 @@ func rackOf(r *request) store.Rack {
 	if v, ok := strings.CutPrefix(r.UserAgent(), rack.RackAgent); ok {
 		version = v
 	}
-	return store.Rack{SystemID: controllerID("rack", host+"@"+addr), Hostname: host, Address: addr, Version: truncate(version, 40),
+	k := store.Rack{SystemID: controllerID("rack", host+"@"+addr), Hostname: host, Address: addr, Version: truncate(version, 40),
 		DNS: rackDNS(r.form["dns"])}
+	if c := r.who.rack; c != nil {
+		// An enrolled rack is who its credential says.
+		k.SystemID, k.Enrolled = c.RackID, true
+		if r.form.Get("hostname") == "" {
+			k.Hostname = c.Hostname
+		}
+	}
+	return k
 }
 
 // rackDNS keeps the addresses a rack says it answers DNS at that a
@@ -258,13 +274,20 @@ func rackDNS(vs []string) []string {
 }
 
 // touchRack records the rack now and then while its stream lasts; a
-// failure costs only the listing, so it is logged, not fatal.
-func (s *Server) touchRack(ctx context.Context, k store.Rack, last *time.Time) {
+// failure costs only the listing, so it is logged, not fatal, but an
+// enrolled rack deleted meanwhile ends its stream: its credential is
+// revoked.
+func (s *Server) touchRack(ctx context.Context, k store.Rack, last *time.Time) error {
 	if time.Since(*last) < rackTouchEvery {
-		return
+		return nil
 	}
 	*last = time.Now()
-	if err := s.store.TouchRack(ctx, k); err != nil && ctx.Err() == nil {
+	err := s.store.TouchRack(ctx, k)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("rack %s was deleted: its credential is revoked", k.SystemID)
+	}
+	if err != nil && ctx.Err() == nil {
 		s.log.Warn("record rack", "rack", k.Hostname, "err", err)
 	}
+	return nil
 }

@@ -38,6 +38,9 @@ const (
 	authenticated access = iota
 	anonymous            // no credentials needed
 	adminOnly
+	// rackAccess is the rack API: an enrolled rack's own credential, or
+	// an administrator's key (racks that follow the region with one).
+	rackAccess
 )
 
 func get(op string, a access, h handlerFunc) route {
@@ -179,12 +182,12 @@ func (s *Server) dispatch(res resource) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		if who.anonymous() && !open[r.Method] {
+		if who.anonymous() && who.rack == nil && !open[r.Method] {
 			s.writeError(w, r, errUnauthorized{"credentials are required for this operation"})
 			return
 		}
 		limit := s.opts.MaxBody
-		if who.anonymous() {
+		if who.anonymous() && who.rack == nil {
 			limit = min(limit, maxAnonymousBody)
 		}
 		r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, who))
@@ -209,10 +212,15 @@ func (s *Server) dispatch(res resource) http.HandlerFunc {
 			return
 		}
 		switch {
+		case who.rack != nil && found.access == rackAccess:
+		case who.rack != nil && found.access != anonymous:
+			// A rack's credential opens the rack API and nothing else.
+			writeText(w, http.StatusForbidden, "A rack's credentials are only for the rack API")
+			return
 		case found.access != anonymous && who.anonymous():
 			s.writeError(w, r, errUnauthorized{"credentials are required for this operation"})
 			return
-		case found.access == adminOnly && !who.user.Admin:
+		case (found.access == adminOnly || found.access == rackAccess) && !who.user.Admin:
 			writeText(w, http.StatusForbidden, "This operation needs an administrator")
 			return
 		}

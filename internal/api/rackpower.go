@@ -24,15 +24,15 @@ import (
 // 409 or 404 and changes nothing.
 func (s *Server) rackPowerRoutes() []route {
 	return []route{
-		post("power_claim", adminOnly, s.powerClaim),
-		post("power_renew", adminOnly, s.powerRenew),
-		post("power_sent", adminOnly, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
+		post("power_claim", rackAccess, s.powerClaim),
+		post("power_renew", rackAccess, s.powerRenew),
+		post("power_sent", rackAccess, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
 			return p.Sent(r.Context(), rk, id)
 		})),
-		post("power_release", adminOnly, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
+		post("power_release", rackAccess, s.onHeld(func(p *power.Coordinator, r *request, rk, id string) error {
 			return p.Release(r.Context(), rk, id)
 		})),
-		post("power_result", adminOnly, s.powerResult),
+		post("power_result", rackAccess, s.powerResult),
 	}
 }
 
@@ -42,6 +42,10 @@ func rackID(r *request) (string, error) {
 	id := r.form.Get(rack.PowerRackID)
 	if !rackIDPattern.MatchString(id) {
 		return "", badField(rack.PowerRackID, "must be 1 to 64 letters, digits, '.', '_' or '-'")
+	}
+	// An enrolled rack claims only as itself.
+	if c := r.who.rack; c != nil && rack.PowerRackOf(id) != c.RackID {
+		return "", &statusError{code: http.StatusForbidden, msg: "rack_id is not this rack's: it must begin with " + c.RackID}
 	}
 	return id, nil
 }

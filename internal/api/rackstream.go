@@ -17,10 +17,11 @@ import (
 )
 
 func (s *Server) rackRoutes() []route {
-	return append([]route{
-		get("boot_stream", adminOnly, s.bootStream),
-		post("boot_events", adminOnly, s.bootEvents),
-	}, s.rackPowerRoutes()...)
+	routes := []route{
+		get("boot_stream", rackAccess, s.bootStream),
+		post("boot_events", rackAccess, s.bootEvents),
+	}
+	return append(append(routes, s.rackEnrolRoutes()...), s.rackPowerRoutes()...)
 }
 
 // bootEvents records what a rack saw of boots: on the machine that owns
@@ -213,7 +214,9 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	// A quarter of a second between scans: a rack learns a change within
 	// that, long before a machine could reboot to use it.
 	s.follow(r, w, fl, 250*time.Millisecond, func() (bool, error) {
-		s.touchRack(r.Context(), rk, &touched)
+		if err := s.touchRack(r.Context(), rk, &touched); err != nil {
+			return false, err
+		}
 		vs, err := s.store.ListMachineVersions(r.Context(), store.MachineFilter{})
 		if err != nil {
 			return false, err

@@ -131,6 +131,8 @@ func (s *Server) routes() {
 	s.handle(resource{name: "BootResourcesHandler", path: "boot-resources/", routes: s.bootResourcesRoutes()})
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
 	racks, rack := controllerRoutes(s.racks)
+	racks = append(racks, post("enrol_secret", adminOnly, s.enrolSecret))
+	rack = append(rack, del(adminOnly, s.deleteRack))
 	s.handle(resource{name: "RackControllersHandler", path: "rackcontrollers/", routes: racks})
 	s.handle(resource{name: "RackControllerHandler", path: "rackcontrollers/{system_id}/", routes: rack})
 	regions, region := controllerRoutes(s.regions)

@@ -40,6 +40,10 @@ type Client struct {
 	retryMin, retryMax, idleTime time.Duration
 }
 
+// Anonymous, as New's key, makes a client that sends no credentials (a
+// rack enrolling, before it has any).
+const Anonymous = ""
+
 // New returns a client for the server at baseURL (see NormalizeURL) that
 // signs requests with apiKey ("consumer:token:secret").
 func New(baseURL, apiKey string) (*Client, error) {
@@ -51,9 +55,11 @@ func New(baseURL, apiKey string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server URL: %w", err)
 	}
-	creds, err := ParseAPIKey(apiKey)
-	if err != nil {
-		return nil, err
+	var creds Credentials
+	if apiKey != Anonymous {
+		if creds, err = ParseAPIKey(apiKey); err != nil {
+			return nil, err
+		}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// A server that accepts the connection and then says nothing should not
@@ -150,7 +156,9 @@ func (c *Client) sendBody(ctx context.Context, method, path string, query url.Va
 	}
 	req.Header.Set("Accept", accept)
 	req.Header.Set("User-Agent", c.UserAgent)
-	req.Header.Set("Authorization", c.creds.authorization(c.now(), c.nonce()))
+	if c.creds.TokenKey != "" {
+		req.Header.Set("Authorization", c.creds.authorization(c.now(), c.nonce()))
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, err // net/http's error already names the method and URL

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,6 +63,38 @@ type PowerWorker struct {
 	wg    sync.WaitGroup
 	// running are the commands in flight, for Close to wait on.
 	running sync.WaitGroup
+	// claimOK and claimErr are when a claim last came back and the last
+	// error one had, for Health.
+	mu       sync.Mutex
+	claimOK  time.Time
+	claimErr string
+	errAt    time.Time
+}
+
+// Health is the power service as the rack reports it: running while
+// claims come back, degraded (with the error) once they fail.
+func (w *PowerWorker) Health() ServiceStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := ServiceStatus{Name: ServicePower, Status: StatusRunning}
+	switch {
+	case !w.errAt.IsZero() && w.errAt.After(w.claimOK):
+		s.Status, s.Info = StatusDegraded, "claims from the region fail: "+w.claimErr
+	case w.claimOK.IsZero():
+		s.Status, s.Info = StatusUnknown, "no claim has come back yet"
+	}
+	return s
+}
+
+// noteClaim records how a claim ended.
+func (w *PowerWorker) noteClaim(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.claimErr, w.errAt = truncate(err.Error(), 200), time.Now()
+		return
+	}
+	w.claimOK = time.Now()
 }
 
 // StartPower starts the power worker. Its first claim is made before it
@@ -126,6 +159,20 @@ func (w *PowerWorker) Close() {
 	w.stop()
 	w.wg.Wait()
 	w.running.Wait()
+}
+
+// PowerIDFor is an enrolled rack's id in its claims: its system id and a
+// suffix new at every start, for the reason ID gives.
+func PowerIDFor(systemID string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return systemID + "." + hex.EncodeToString(b[:])
+}
+
+// PowerRackOf is the system id a claim id of PowerIDFor's names.
+func PowerRackOf(id string) string {
+	sys, _, _ := strings.Cut(id, ".")
+	return sys
 }
 
 func defaultRackID() string {
@@ -200,6 +247,9 @@ func (w *PowerWorker) claim(ctx context.Context, wait time.Duration) (*PowerWork
 		form.Set("hostname", h)
 	}
 	b, err := w.cl.Do(ctx, http.MethodPost, "rack/", url.Values{"op": {"power_claim"}}, form)
+	if ctx.Err() == nil {
+		w.noteClaim(err)
+	}
 	if err != nil || len(b) == 0 {
 		return nil, err
 	}

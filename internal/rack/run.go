@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/boot"
@@ -40,7 +41,14 @@ type Config struct {
 	// Version is this rack's Anvil version, told to the region (its
 	// rackcontrollers/ shows it).
 	Version string
-	APIKey  string
+	// EnrolSecret is a one-time secret to enrol with when the rack has
+	// no credential in DataDir yet; APIKey (an administrator's key) is
+	// used only by a rack that has not enrolled.
+	EnrolSecret string
+	APIKey      string
+	// Hostname is the name the rack enrols and reports under (default:
+	// the host's).
+	Hostname string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
 	RegionCA string
@@ -114,8 +122,12 @@ type Rack struct {
 	DNS       net.Addr // the DNS server's address, when enabled
 	DNSServer *dns.Server
 	DHCP      *dhcp.Server // nil unless DHCP is served
+	// SystemID is the rack's id in the region once it has enrolled.
+	SystemID  string
 	leases    dhcp.LeaseStore
 	lock      *datalock.Lock
+	health    health
+	power     atomic.Pointer[PowerWorker]
 	stop      []func()
 	loops     sync.WaitGroup
 }
@@ -146,7 +158,15 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	if err := os.MkdirAll(bootDir, 0o755); err != nil {
 		return nil, fmt.Errorf("rack data: %w", err)
 	}
-	cl, err := client.New(cfg.RegionURL, cfg.APIKey)
+	creds, enrolled, err := credentials(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	signKey := creds.APIKey
+	if enrolled {
+		signKey = creds.SigningKey()
+	}
+	cl, err := client.New(cfg.RegionURL, creds.APIKey)
 	if err == nil {
 		err = cl.TrustCAFile(cfg.RegionCA)
 	}
@@ -172,7 +192,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		u, _ := url.Parse(cfg.HTTPBase)
 		cfg.MetadataURL = "http://" + net.JoinHostPort(u.Hostname(), cfg.MetadataPort) + "/MAAS/metadata/"
 	}
-	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock}
+	r := &Rack{Cache: NewCache(filepath.Join(cfg.DataDir, "boot-cache.json")), Reporter: NewReporter(10000), lock: lock, SystemID: creds.SystemID}
 	if cfg.Images != nil {
 		// Copies an earlier version kept of the region's own images.
 		if n, _ := filepath.Glob(filepath.Join(cfg.DataDir, "image-cache", "*")); len(n) > 0 {
@@ -193,19 +213,27 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		r.startDNS(ctx, cfg)
 	}
 	hello := map[string][]string{}
+	if cfg.Hostname != "" {
+		hello["hostname"] = []string{cfg.Hostname}
+	}
 	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP) {
 		hello["dns"] = append(hello["dns"], a.String())
 	}
-	// Close waits for both: the cache must not be written after it.
+	// Close waits for these: the cache must not be written after it.
 	r.loops.Add(2)
 	go func() { defer r.loops.Done(); FollowWith(ctx, cl, r.Cache, cfg.Log, nil, hello) }()
 	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
 	if cfg.Power != nil {
-		pw, err := StartPower(ctx, cl, *cfg.Power)
+		pc := *cfg.Power
+		if enrolled && pc.ID == "" {
+			pc.ID = PowerIDFor(creds.SystemID)
+		}
+		pw, err := StartPower(ctx, cl, pc)
 		if err != nil {
 			r.Close()
 			return nil, err
 		}
+		r.power.Store(pw)
 		r.stop = append(r.stop, pw.Close)
 	}
 
@@ -221,7 +249,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		// writes: the serial line, which serial-over-LAN shows.
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 		Holder:      cfg.Holder,
-		Key:         cfg.APIKey,
+		Key:         signKey,
 	}
 	// DHCP first among the boot services: its leases say who holds a MAC
 	// before any config is served.
@@ -250,17 +278,36 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		}
 		r.TFTP = pc.LocalAddr()
 		t := tftpd.New(r.Source, tftpd.Options{Observer: obs, SinglePort: cfg.TFTPSinglePort})
-		go func() { _ = t.Serve(pc) }()
+		r.serving(ctx, ServiceTFTP, "on "+r.TFTP.String(), func() error { return t.Serve(pc) })
 		r.stop = append(r.stop, t.Shutdown)
 	}
 	if ln != nil {
 		r.HTTP = ln.Addr()
 		hs := httpserve.New(httpboot.Handler(r.Source, obs), cfg.HTTPLimits, nil)
 		hs.ErrorLog = slog.NewLogLogger(cfg.Log.Handler(), slog.LevelDebug) // a client's doing, not the rack's
-		go func() { _ = hs.Serve(cfg.HTTPLimits.Listen(ln)) }()
+		r.serving(ctx, ServiceHTTP, "on "+r.HTTP.String(), func() error { return hs.Serve(cfg.HTTPLimits.Listen(ln)) })
 		r.stop = append(r.stop, func() { _ = hs.Close() })
 	}
+	r.loops.Add(1)
+	go func() { defer r.loops.Done(); r.reportStatus(ctx, cl, cfg.Log) }()
 	return r, nil
+}
+
+// serving runs a service's loop, reported running until it returns
+// while the rack still runs: then dead, with why.
+func (r *Rack) serving(ctx context.Context, name, info string, serve func() error) {
+	r.health.set(name, StatusRunning, info)
+	go func() {
+		err := serve()
+		if ctx.Err() != nil {
+			return
+		}
+		why := "stopped"
+		if err != nil {
+			why = "stopped: " + err.Error()
+		}
+		r.health.set(name, StatusDead, why)
+	}()
 }
 
 // startDNS serves the zones the region last sent (from the cache on
@@ -285,8 +332,10 @@ func (r *Rack) startDNS(ctx context.Context, cfg Config) {
 		// Boots matter more than names: a port taken (a local resolver
 		// on 53) or not allowed is reported, and the rack runs on.
 		cfg.Log.Error("not serving DNS", "err", err)
+		r.health.set(ServiceDNS, StatusDead, "not serving: "+err.Error())
 		return
 	}
+	r.health.set(ServiceDNS, StatusRunning, "on "+addr.String())
 	r.DNS, r.DNSServer = addr, srv
 	r.Cache.OnDNS(srv.Set)
 }
@@ -348,9 +397,15 @@ func (r *Rack) startDHCP(cfg Config) error {
 	if listen == nil {
 		listen = func(s *dhcp.Server) error { return s.ListenAndServe(cfg.DHCPInterface) }
 	}
+	info := "on " + cfg.DHCPInterface
+	if cfg.DHCPProxy {
+		info = "proxy DHCP on " + cfg.DHCPInterface
+	}
+	r.health.set(ServiceDHCP, StatusRunning, info)
 	go func() {
 		if err := listen(srv); err != nil {
 			cfg.Log.Error("dhcp stopped", "err", err)
+			r.health.set(ServiceDHCP, StatusDead, "stopped: "+err.Error())
 		}
 	}()
 	r.stop = append(r.stop, func() { _ = srv.Close() })

@@ -28,14 +28,29 @@ func (s *Service) witness(ctx context.Context, seen, source string) (w machine.W
 	if err != nil {
 		return machine.Witness{Unseen: "its sighting is unreadable"}, ""
 	}
-	tok, user, err := s.Store.LookupToken(ctx, sg.Consumer, sg.Token)
-	if err != nil || !user.Admin {
+	key, ok := s.sightingKey(ctx, sg)
+	if !ok {
 		return machine.Witness{Unseen: "its sighting is not signed by a rack this region knows"}, ""
 	}
-	if !sg.Valid(tok.Secret, source) {
+	if !sg.Valid(key, source) {
 		return machine.Witness{Unseen: "its sighting is not for a boot served to " + source}, ""
 	}
 	return machine.Witness{Seen: true, SeenMAC: sg.MAC, SeenAt: sg.At}, sg.ID()
+}
+
+// sightingKey is what a rack signs sightings with: an enrolled rack's
+// secret's hash (all the region keeps of it), or an administrator's
+// token secret for a rack that follows the region with a user's key.
+func (s *Service) sightingKey(ctx context.Context, sg agentapi.Sighting) (string, bool) {
+	tok, user, err := s.Store.LookupToken(ctx, sg.Consumer, sg.Token)
+	if err == nil {
+		return tok.Secret, user.Admin
+	}
+	c, err := s.Store.RackCredentialByToken(ctx, sg.Token)
+	if err != nil || c.ConsumerKey != sg.Consumer {
+		return "", false
+	}
+	return c.SecretHash, true
 }
 
 // spend marks the sighting answered for systemID; a second hello with it

@@ -32,16 +32,16 @@ func (s *Server) startPower(ctx context.Context, cfg Config) error {
 	if cfg.RackPower.Remote {
 		return nil
 	}
-	key, err := rackKey(ctx, s.Store, cfg.DataDir)
+	creds, err := rackCredentials(ctx, s.Store, cfg.DataDir)
 	if err != nil {
 		return err
 	}
-	cl, err := client.New("http://"+loopback(s.Addr)+"/MAAS/", key)
+	cl, err := client.New("http://"+loopback(s.Addr)+"/MAAS/", creds.APIKey)
 	if err != nil {
 		return err
 	}
 	cl.UserAgent = rack.RackAgent + Version
-	pc := rack.PowerConfig{Networks: cfg.RackPower.BMCNetworks, InterfaceNetworks: true, Drivers: s.Service.Power.Drivers(),
+	pc := rack.PowerConfig{ID: rack.PowerIDFor(creds.SystemID), Networks: cfg.RackPower.BMCNetworks, InterfaceNetworks: true, Drivers: s.Service.Power.Drivers(),
 		Power: cfg.Power, Concurrency: cfg.Power.Workers, Log: cfg.Log}
 	if len(pc.Networks) == 0 {
 		pc.Networks, pc.InterfaceNetworks = everywhere, false
@@ -51,5 +51,8 @@ func (s *Server) startPower(ctx context.Context, cfg Config) error {
 		return err
 	}
 	s.PowerWorker = w
+	if s.Rack != nil {
+		s.Rack.ReportPower(w)
+	}
 	return nil
 }

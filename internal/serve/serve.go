@@ -277,8 +277,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 // startRack runs a rack in this process, following this region over
 // loopback with a key of its own kept in the data directory.
 func (s *Server) startRack(ctx context.Context, cfg Config) error {
-	key, err := rackKey(ctx, s.Store, cfg.DataDir)
-	if err != nil {
+	if _, err := rackCredentials(ctx, s.Store, cfg.DataDir); err != nil {
 		return err
 	}
 	meta, metaPort, err := metadataAt(cfg, s.Addr)
@@ -286,7 +285,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		return err
 	}
 	r, err := rack.Start(context.Background(), rack.Config{
-		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", APIKey: key, Version: Version,
+		DataDir: cfg.DataDir, RegionURL: "http://" + loopback(s.Addr) + "/MAAS/", Version: Version,
 		HeldDataDir: true, // by this process, in Start
 		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
@@ -313,24 +312,45 @@ func loopbackURL(u string) bool {
 	return err == nil && ip.IsLoopback() || p.Hostname() == "localhost"
 }
 
-// rackKey returns the in-process rack's API key, creating the "rack" user
-// and key on first use. The key file is private to the data directory.
-func rackKey(ctx context.Context, st store.Store, dataDir string) (string, error) {
-	path := filepath.Join(dataDir, "rack.key")
-	if b, err := os.ReadFile(path); err == nil && len(b) > 0 {
-		return strings.TrimSpace(string(b)), nil
+// rackCredentials returns the in-process rack's credential, enrolling it
+// on first use as any rack enrols (a one-time secret, spent at once), so
+// that it holds a rack's credential and not an administrator's key. The
+// key an earlier version gave it (rack.key, of the admin user "rack") is
+// revoked.
+func rackCredentials(ctx context.Context, st store.Store, dataDir string) (rack.Credentials, error) {
+	c, ok, err := rack.LoadCredentials(dataDir)
+	if err != nil || ok {
+		return c, err
 	}
-	if _, err := st.EnsureUser(ctx, "rack", true); err != nil {
-		return "", err
-	}
-	tok, err := st.CreateToken(ctx, "rack")
+	host, _ := os.Hostname()
+	secret, err := st.CreateRackSecret(ctx, "anvil serve", time.Now().Add(time.Minute))
 	if err != nil {
-		return "", err
+		return rack.Credentials{}, err
 	}
-	if err := os.WriteFile(path, []byte(tok.APIKey()+"\n"), 0o600); err != nil {
-		return "", err
+	cred, err := st.EnrolRack(ctx, secret, store.Rack{Hostname: cmp.Or(host, "localhost"), Address: "127.0.0.1", Version: Version})
+	if err != nil {
+		return rack.Credentials{}, err
 	}
-	return tok.APIKey(), nil
+	c = rack.Credentials{SystemID: cred.RackID, Hostname: cred.Hostname, APIKey: cred.APIKey()}
+	if err := rack.SaveCredentials(dataDir, c); err != nil {
+		return rack.Credentials{}, err
+	}
+	retireRackKey(ctx, st, dataDir)
+	return c, nil
+}
+
+// retireRackKey revokes the administrator's key an earlier version
+// kept for the in-process rack.
+func retireRackKey(ctx context.Context, st store.Store, dataDir string) {
+	path := filepath.Join(dataDir, "rack.key")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	if parts := strings.Split(strings.TrimSpace(string(b)), ":"); len(parts) == 3 {
+		_ = st.DeleteToken(ctx, "rack", parts[1])
+	}
+	_ = os.Remove(path)
 }
 
 // metadataAt is where booting machines reach this region's metadata API:
@@ -403,6 +423,22 @@ func (s *Server) Close(ctx context.Context) error {
 		err = lerr
 	}
 	return err
+}
+
+// RackSecret issues a one-time secret a rack enrols with, valid for
+// life. Like APIKey it opens the store directly.
+func RackSecret(ctx context.Context, dataDir, dbURL string, life time.Duration) (string, time.Time, error) {
+	st, err := OpenStore(ctx, dataDir, dbURL)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	defer st.Close()
+	expires := time.Now().Add(life).UTC()
+	secret, err := st.CreateRackSecret(ctx, "anvil rack secret", expires)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return secret, expires, nil
 }
 
 // APIKey returns a new key for username, creating it as an admin first if

@@ -12,6 +12,8 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -194,6 +196,35 @@ type Rack struct {
 	Seen     time.Time
 	// DNS are the addresses the rack answers DNS at, as it reports them.
 	DNS []string
+	// Enrolled says the rack enrolled with a secret and calls with its
+	// own credential (else with a user's API key).
+	Enrolled bool
+	// Report is the last status the rack reported (JSON: interfaces,
+	// BMC networks, services), at Reported.
+	Report   string
+	Reported time.Time
+}
+
+// RackCredential is an enrolled rack's own API key. Secret is only
+// known when it is issued; the store keeps its SHA-256 (SecretHash).
+type RackCredential struct {
+	ConsumerKey string
+	TokenKey    string
+	Secret      string
+	SecretHash  string
+	RackID      string
+	Hostname    string
+}
+
+// APIKey renders the credential in MAAS's key format.
+func (c RackCredential) APIKey() string { return c.ConsumerKey + ":" + c.TokenKey + ":" + c.Secret }
+
+// HashSecret is the SHA-256 of a rack's secret, in hex: what the region
+// keeps, compares, and checks the rack's signed sightings of boots with
+// (the rack signs them with the hash, so the region needs no secret).
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
 }
 
 // Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
@@ -569,6 +600,21 @@ type Store interface {
 	// SystemID, as seen now; ListRacks lists them by hostname.
 	TouchRack(ctx context.Context, r Rack) error
 	ListRacks(ctx context.Context) ([]Rack, error)
+	// Racks enrol with a one-time secret an administrator issues
+	// (CreateRackSecret returns it; only its hash is kept). EnrolRack
+	// spends the secret and records the rack with a new credential, in
+	// one transaction; an unknown, spent or lapsed secret is ErrNotFound.
+	// A rack enrolling again under its hostname keeps its system id and
+	// its old credentials stop working.
+	CreateRackSecret(ctx context.Context, createdBy string, expires time.Time) (string, error)
+	EnrolRack(ctx context.Context, secret string, r Rack) (RackCredential, error)
+	// RackCredentialByToken finds an enrolled rack's credential (with
+	// its secret's hash) by its token key.
+	RackCredentialByToken(ctx context.Context, tokenKey string) (RackCredential, error)
+	// ReportRack records a rack's status report (r.Report) as seen now.
+	ReportRack(ctx context.Context, r Rack) error
+	// DeleteRack forgets a rack and revokes its credentials.
+	DeleteRack(ctx context.Context, systemID string) error
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 

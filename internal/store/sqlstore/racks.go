@@ -27,7 +27,13 @@ func (s *Store) RegionsSeen(ctx context.Context) ([]store.RegionSeen, error) {
 }
 
 // TouchRack records the rack as seen now, replacing what it said before.
+// An enrolled rack's row is only updated: one deleted (revoked) while its
+// stream ran is ErrNotFound, not recorded again.
 func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
+	if r.Enrolled {
+		return s.updateEnrolled(ctx, r, `hostname = ?, address = ?, version = ?, seen = ?, dns_addresses = ?`,
+			r.Hostname, r.Address, r.Version, s.tv(s.now()), strings.Join(r.DNS, ","))
+	}
 	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, dns_addresses) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (system_id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
 		version = excluded.version, seen = excluded.seen, dns_addresses = excluded.dns_addresses`,
@@ -38,14 +44,27 @@ func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
 	return nil
 }
 
+// updateEnrolled sets columns of an enrolled rack's row.
+func (s *Store) updateEnrolled(ctx context.Context, r store.Rack, set string, args ...any) error {
+	res, err := s.conn(s.write).exec(ctx, `UPDATE racks SET `+set+` WHERE system_id = ? AND enrolled = ?`, append(args, r.SystemID, true)...)
+	if err != nil {
+		return fmt.Errorf("record rack %s: %w", r.SystemID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("enrolled rack", r.SystemID)
+	}
+	return nil
+}
+
 // ListRacks lists the racks recorded, by hostname.
 func (s *Store) ListRacks(ctx context.Context) ([]store.Rack, error) {
 	var out []store.Rack
-	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen, dns_addresses FROM racks ORDER BY hostname, system_id`, nil,
+	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen, dns_addresses, enrolled, report, reported
+		FROM racks ORDER BY hostname, system_id`, nil,
 		func(r *sql.Rows) error {
 			var k store.Rack
 			var dns string
-			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}, &dns); err != nil {
+			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}, &dns, &k.Enrolled, &k.Report, timeDest{&k.Reported}); err != nil {
 				return err
 			}
 			if dns != "" {

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerClaimsConcurrent", testPowerClaimsConcurrent},
 		{"PowerClaimWhere", testPowerClaimWhere},
 		{"RackPower", testRackPower},
+		{"RackEnrolment", testRackEnrolment},
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
 		{"NetworkDefaults", testNetworkDefaults},

@@ -1,0 +1,105 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/store"
+)
+
+// Rack enrolment and reports (see package rack's enrol.go): an
+// administrator issues a one-time secret, a rack spends it on rack/
+// op=enrol for a credential of its own, and reports its status with it.
+
+func init() {
+	addDocs(map[string]string{
+		"RackControllersHandler enrol_secret": doc("Issue a one-time secret a rack enrols with (anvil rack --enrol-secret).",
+			"expires_in: seconds the secret is valid (default 3600, from 60 to 604800). The secret is shown once; the region keeps only its hash.",
+			"Answers {\"secret\": ..., \"expires\": ...}."),
+		"RackControllerHandler delete": doc("Delete a rack: it is forgotten and its credentials stop working at once; it must enrol again with a new secret."),
+	})
+}
+
+const (
+	defaultSecretLife = time.Hour
+	maxSecretLife     = 7 * 24 * time.Hour
+)
+
+// rackEnrolRoutes are the enrolled rack's side, on rack/.
+func (s *Server) rackEnrolRoutes() []route {
+	return []route{
+		post("enrol", anonymous, s.enrolRack),
+		post("report", rackAccess, s.rackReport),
+	}
+}
+
+func (s *Server) enrolSecret(w http.ResponseWriter, r *request) error {
+	life := defaultSecretLife
+	if v := r.form.Get("expires_in"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 60 || time.Duration(n)*time.Second > maxSecretLife {
+			return badField("expires_in", "must be a number of seconds from 60 to %d", int(maxSecretLife.Seconds()))
+		}
+		life = time.Duration(n) * time.Second
+	}
+	expires := time.Now().Add(life).UTC()
+	secret, err := s.store.CreateRackSecret(r.Context(), r.who.user.Name, expires)
+	if err != nil {
+		return err
+	}
+	s.log.Info("rack enrolment secret issued", "by", r.who.user.Name, "expires", expires.Format(time.RFC3339))
+	writeJSON(w, http.StatusOK, map[string]string{"secret": secret, "expires": expires.Format(time.RFC3339)})
+	return nil
+}
+
+func (s *Server) enrolRack(w http.ResponseWriter, r *request) error {
+	secret := r.form.Get(rack.EnrolSecretField)
+	if secret == "" || len(secret) > 200 {
+		return badField(rack.EnrolSecretField, "This field is required.")
+	}
+	if r.form.Get(rack.EnrolHostnameField) == "" {
+		return badField(rack.EnrolHostnameField, "This field is required.")
+	}
+	k := rackOf(r)
+	c, err := s.store.EnrolRack(r.Context(), secret, k)
+	if errors.Is(err, store.ErrNotFound) {
+		s.log.Warn("rack enrolment refused", "hostname", k.Hostname, "address", k.Address)
+		return &statusError{code: http.StatusForbidden, msg: "The enrolment secret is unknown, already used or expired."}
+	}
+	if err != nil {
+		return err
+	}
+	s.log.Info("rack enrolled", "system_id", c.RackID, "hostname", c.Hostname, "address", k.Address)
+	writeJSON(w, http.StatusOK, rack.Credentials{SystemID: c.RackID, Hostname: c.Hostname, APIKey: c.APIKey()})
+	return nil
+}
+
+func (s *Server) rackReport(w http.ResponseWriter, r *request) error {
+	st, err := rack.ParseStatus([]byte(r.form.Get("status")))
+	if err != nil {
+		return badField("status", "%v", err)
+	}
+	k := rackOf(r)
+	b, _ := json.Marshal(st)
+	k.Report = string(b)
+	if err := s.store.ReportRack(r.Context(), k); errors.Is(err, store.ErrNotFound) {
+		return errUnauthorized{"this rack has been deleted; enrol it again"}
+	} else if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) deleteRack(w http.ResponseWriter, r *request) error {
+	if err := s.store.DeleteRack(r.Context(), r.id); err != nil {
+		return err
+	}
+	s.log.Info("rack deleted; its credentials are revoked", "system_id", r.id, "by", r.who.user.Name)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
