@@ -123,13 +123,13 @@ type Rack struct {
 	DNSServer *dns.Server
 	DHCP      *dhcp.Server // nil unless DHCP is served
 	// SystemID is the rack's id in the region once it has enrolled.
-	SystemID  string
-	leases    dhcp.LeaseStore
-	lock      *datalock.Lock
-	health    health
-	power     atomic.Pointer[PowerWorker]
-	stop      []func()
-	loops     sync.WaitGroup
+	SystemID string
+	leases   dhcp.LeaseStore
+	lock     *datalock.Lock
+	health   health
+	power    atomic.Pointer[PowerWorker]
+	stop     []func()
+	loops    sync.WaitGroup
 }
 
 // Start loads the cache from disk (so boots are answered at once, region
