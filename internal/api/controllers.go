@@ -48,7 +48,7 @@ func init() {
 // twice that is taken for dead.
 const (
 	rackTouchEvery  = 30 * time.Second
-	controllerAlive = 2 * time.Minute
+	controllerAlive = store.RackAlive
 )
 
 // MAAS's node types.
@@ -143,8 +143,8 @@ func (s *Server) racks(r *request) ([]controllerJSON, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]controllerJSON, 0, len(rs))
 	now := time.Now()
+	out := make([]controllerJSON, 0, len(rs))
 	for _, k := range rs {
 		out = append(out, renderRack(n, v, k, now))
 	}

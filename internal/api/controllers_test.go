@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,7 +37,8 @@ type apiController struct {
 	Services     []struct {
 		Name, Status string
 	} `json:"service_set"`
-	HW map[string]string `json:"hardware_info"`
+	HW       map[string]string `json:"hardware_info"`
+	Enrolled bool              `json:"enrolled"`
 }
 
 // controllers reads a controller collection as the maas CLI does, checks
@@ -89,14 +91,17 @@ func (e *env) controllers(path string) []apiController {
 // gave and the address it came from.
 func TestControllers(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		if cs := e.controllers("rackcontrollers/"); len(cs) != 0 {
-			t.Fatalf("racks before any followed: %+v", cs)
+		// The server's own rack (its power worker) is enrolled from the
+		// start.
+		hostname, _ := os.Hostname()
+		own := e.controllers("rackcontrollers/")
+		if len(own) != 1 || own[0].Hostname != hostname || !own[0].Enrolled {
+			t.Fatalf("racks before any followed: %+v", own)
 		}
 		var regions []apiController
 		for deadline := time.Now().Add(5 * time.Second); len(regions) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 			regions = e.controllers("regioncontrollers/")
 		}
-		hostname, _ := os.Hostname()
 		if len(regions) != 1 || regions[0].Hostname != hostname || regions[0].Version != serve.Version || regions[0].NodeType != 3 ||
 			regions[0].NodeTypeName != "Region controller" || len(regions[0].IPs) != 1 || regions[0].HW["cpu_model"] != "Unknown" {
 			t.Fatalf("regions: %+v", regions)
@@ -126,10 +131,10 @@ func TestControllers(t *testing.T) {
 		defer func() { stop(); <-done }()
 		var racks []apiController
 		for deadline := time.Now().Add(5 * time.Second); len(racks) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			racks = e.controllers("rackcontrollers/")
+			racks = slices.DeleteFunc(e.controllers("rackcontrollers/"), func(c apiController) bool { return c.SystemID == own[0].SystemID })
 		}
 		host, _ := os.Hostname()
-		if len(racks) != 1 || racks[0].Hostname != host || racks[0].Version != "9.8.7" || racks[0].NodeType != 2 ||
+		if len(racks) != 1 || racks[0].Hostname != host || racks[0].Version != "9.8.7" || racks[0].NodeType != 2 || racks[0].Enrolled ||
 			len(racks[0].IPs) != 1 || racks[0].IPs[0] != "127.0.0.1" || len(racks[0].Services) != 1 ||
 			racks[0].Services[0].Name != "rackd" || racks[0].Services[0].Status != "running" {
 			t.Fatalf("racks: %+v", racks)

@@ -20,6 +20,10 @@ func init() {
 		"RackControllersHandler enrol_secret": doc("Issue a one-time secret a rack enrols with (anvil rack --enrol-secret).",
 			"expires_in: seconds the secret is valid (default 3600, from 60 to 604800). The secret is shown once; the region keeps only its hash.",
 			"Answers {\"secret\": ..., \"expires\": ...}."),
+		"AnvilRackHandler enrol": doc("Enrol a rack with a one-time secret from rackcontrollers/ op=enrol_secret (no credentials needed).",
+			"secret: the secret; hostname: the rack's name. Answers the rack's system_id and its own API key, which only the rack API accepts. A rack enrolling again under its name keeps its system id; its earlier key stops working."),
+		"AnvilRackHandler report": doc("A rack reports its interfaces, BMC networks and the health of its services (status: JSON, see rackcontrollers/).",
+			"A malformed report is refused whole; the last good one stays."),
 		"RackControllerHandler delete": doc("Delete a rack: it is forgotten and its credentials stop working at once; it must enrol again with a new secret."),
 	})
 }

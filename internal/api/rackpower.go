@@ -94,7 +94,11 @@ func (s *Server) powerClaim(w http.ResponseWriter, r *request) error {
 			return badField(rack.PowerWait, "must be a number of seconds from 0 to %d", rack.MaxClaimWait)
 		}
 	}
-	k := power.RackClaim{ID: id, Hostname: rackOf(r).Hostname, Networks: nets, Unreachable: map[string]bool{}}
+	rk := rackOf(r)
+	k := power.RackClaim{ID: id, Hostname: rk.Hostname, Networks: nets, Unreachable: map[string]bool{}}
+	if rk.Enrolled {
+		k.SystemID = rk.SystemID
+	}
 	for _, h := range bad {
 		k.Unreachable[h] = true
 	}

@@ -24,6 +24,9 @@ import (
 type RackClaim struct {
 	ID       string // the rack's own id; its leases are held as RackOwner(ID)
 	Hostname string
+	// SystemID is an enrolled rack's id in the region: its claims show
+	// it alive.
+	SystemID string
 	Networks []netip.Prefix // the BMC networks it declares
 	// Unreachable are BMC hosts its probe failed on lately: it is given
 	// none of their requests while it says so.
@@ -96,7 +99,7 @@ func (c *Coordinator) noteRack(ctx context.Context, k RackClaim) error {
 	if fresh {
 		return nil
 	}
-	if err := c.q.NoteRackPower(ctx, store.RackPower{ID: k.ID, Hostname: k.Hostname, Networks: nets, Seen: now}); err != nil {
+	if err := c.q.NoteRackPower(ctx, store.RackPower{ID: k.ID, Hostname: k.Hostname, SystemID: k.SystemID, Networks: nets, Seen: now}); err != nil {
 		c.mu.Lock()
 		delete(c.rackNoted, k.ID)
 		c.mu.Unlock()

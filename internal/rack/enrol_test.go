@@ -35,11 +35,14 @@ var enrolParam = regexp.MustCompile(agentapi.ParamEnrol + `=(\S+)`)
 // over HTTP and gets no secret; the holder's copy, presented in a hello
 // from the neighbour's address, is refused; from the holder's it proceeds.
 func TestEnrolSecretOnlyToItsHolder(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { enrolOnlyToHolder(t, "") })
-	t.Run("postgres", func(t *testing.T) { enrolOnlyToHolder(t, pgtest.URL(t)) })
+	t.Run("sqlite", func(t *testing.T) { enrolOnlyToHolder(t, "", false) })
+	t.Run("postgres", func(t *testing.T) { enrolOnlyToHolder(t, pgtest.URL(t), false) })
+	// A rack that enrolled signs its sightings with its secret's hash,
+	// which is all the region keeps.
+	t.Run("enrolled-rack", func(t *testing.T) { enrolOnlyToHolder(t, "", true) })
 }
 
-func enrolOnlyToHolder(t *testing.T, dbURL string) {
+func enrolOnlyToHolder(t *testing.T, dbURL string, enrolled bool) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -66,7 +69,14 @@ func enrolOnlyToHolder(t *testing.T, dbURL string) {
 		}
 		return []netip.Addr{netip.MustParseAddr(holder)}
 	}
-	rk, err := rack.Start(ctx, rack.Config{DataDir: t.TempDir(), RegionURL: base, APIKey: key, HTTPAddr: "127.0.0.1:0", Log: log, Holder: holds})
+	rcfg := rack.Config{DataDir: t.TempDir(), RegionURL: base, APIKey: key, HTTPAddr: "127.0.0.1:0", Log: log, Holder: holds}
+	if enrolled {
+		rcfg.APIKey = ""
+		if rcfg.EnrolSecret, _, err = serve.RackSecret(ctx, dir, dbURL, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rk, err := rack.Start(ctx, rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}

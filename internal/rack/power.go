@@ -271,9 +271,18 @@ func (w *PowerWorker) call(ctx context.Context, op, id string, more url.Values) 
 
 // refused says whether the region refused a call on a request because the
 // rack no longer holds it (409) or it is gone (404).
+// A revoked or deleted rack's credential (401, 403) is refused too:
+// retrying cannot help, and the lease lapses for another rack to take.
 func refused(err error) bool {
 	var ae *client.APIError
-	return errors.As(err, &ae) && (ae.Status == http.StatusConflict || ae.Status == http.StatusNotFound)
+	if !errors.As(err, &ae) {
+		return false
+	}
+	switch ae.Status {
+	case http.StatusConflict, http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	}
+	return false
 }
 
 // run carries out one claimed request: probe, run under the lease, report.

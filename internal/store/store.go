@@ -205,6 +205,9 @@ type Rack struct {
 	Reported time.Time
 }
 
+// RackAlive is how long after it was last seen a rack counts as alive.
+const RackAlive = 2 * time.Minute
+
 // RackCredential is an enrolled rack's own API key. Secret is only
 // known when it is issued; the store keeps its SHA-256 (SecretHash).
 type RackCredential struct {
@@ -388,6 +391,9 @@ type PowerRequest struct {
 type RackPower struct {
 	ID       string
 	Hostname string
+	// SystemID is the enrolled rack the claims are made for, if any: it
+	// is recorded as seen with them.
+	SystemID string
 	Networks []string
 	Seen     time.Time
 }
@@ -597,15 +603,20 @@ type Store interface {
 	// seen, most recently seen first.
 	RegionsSeen(ctx context.Context) ([]RegionSeen, error)
 	// TouchRack records a rack following the boot stream, by its
-	// SystemID, as seen now; ListRacks lists them by hostname.
+	// SystemID, as seen at r.Seen (zero: now); ListRacks lists them by
+	// hostname.
 	TouchRack(ctx context.Context, r Rack) error
 	ListRacks(ctx context.Context) ([]Rack, error)
 	// Racks enrol with a one-time secret an administrator issues
 	// (CreateRackSecret returns it; only its hash is kept). EnrolRack
 	// spends the secret and records the rack with a new credential, in
 	// one transaction; an unknown, spent or lapsed secret is ErrNotFound.
-	// A rack enrolling again under its hostname keeps its system id and
-	// its old credentials stop working.
+	// A rack enrolling again under the hostname of an enrolled rack not
+	// seen for RackAlive takes its place: it keeps its system id and the
+	// old credentials stop working (a reinstalled rack).
+	// RackAlive is how long a rack counts as alive after it was last
+	// seen: a rack enrolling under the name of one alive is a second
+	// rack, not the same one again.
 	CreateRackSecret(ctx context.Context, createdBy string, expires time.Time) (string, error)
 	EnrolRack(ctx context.Context, secret string, r Rack) (RackCredential, error)
 	// RackCredentialByToken finds an enrolled rack's credential (with

@@ -53,7 +53,8 @@ func (s *Store) EnrolRack(ctx context.Context, secret string, r store.Rack) (sto
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("enrolment secret %w (unknown, already used or expired)", store.ErrNotFound)
 		}
-		err = q.queryRow(ctx, `SELECT system_id FROM racks WHERE hostname = ? AND enrolled = ?`, r.Hostname, true).Scan(&c.RackID)
+		err = q.queryRow(ctx, `SELECT system_id FROM racks WHERE hostname = ? AND enrolled = ? AND seen < ? ORDER BY seen LIMIT 1`,
+			r.Hostname, true, s.tv(now.Add(-store.RackAlive))).Scan(&c.RackID)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			if c.RackID, err = newRackID(ctx, q); err != nil {

@@ -39,6 +39,12 @@ func (s *Store) NoteRackPower(ctx context.Context, r store.RackPower) error {
 	if err != nil {
 		return fmt.Errorf("note power rack %s: %w", r.ID, err)
 	}
+	if r.SystemID != "" {
+		if _, err := s.conn(s.write).exec(ctx, `UPDATE racks SET seen = ? WHERE system_id = ? AND enrolled = ? AND seen < ?`,
+			s.tv(seen), r.SystemID, true, s.tv(seen)); err != nil {
+			return fmt.Errorf("note power rack %s: %w", r.ID, err)
+		}
+	}
 	return nil
 }
 

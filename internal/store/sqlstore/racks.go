@@ -26,18 +26,19 @@ func (s *Store) RegionsSeen(ctx context.Context) ([]store.RegionSeen, error) {
 	return out, nil
 }
 
-// TouchRack records the rack as seen now, replacing what it said before.
+// TouchRack records the rack as seen at r.Seen (zero: now), replacing
+// what it said before.
 // An enrolled rack's row is only updated: one deleted (revoked) while its
 // stream ran is ErrNotFound, not recorded again.
 func (s *Store) TouchRack(ctx context.Context, r store.Rack) error {
 	if r.Enrolled {
 		return s.updateEnrolled(ctx, r, `hostname = ?, address = ?, version = ?, seen = ?, dns_addresses = ?`,
-			r.Hostname, r.Address, r.Version, s.tv(s.now()), strings.Join(r.DNS, ","))
+			r.Hostname, r.Address, r.Version, s.tv(s.orNow(r.Seen)), strings.Join(r.DNS, ","))
 	}
 	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, dns_addresses) VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (system_id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address,
 		version = excluded.version, seen = excluded.seen, dns_addresses = excluded.dns_addresses`,
-		r.SystemID, r.Hostname, r.Address, r.Version, s.tv(s.now()), strings.Join(r.DNS, ","))
+		r.SystemID, r.Hostname, r.Address, r.Version, s.tv(s.orNow(r.Seen)), strings.Join(r.DNS, ","))
 	if err != nil {
 		return fmt.Errorf("touch rack %s: %w", r.SystemID, err)
 	}

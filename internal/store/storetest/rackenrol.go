@@ -76,7 +76,24 @@ func testRackEnrolment(t *testing.T, s store.Store) {
 		t.Fatalf("racks: %+v", racks)
 	}
 
-	// Enrolling again under the same name: same id, old key revoked.
+	// Enrolling under the name of a live rack: a second rack.
+	second, _ := s.CreateRackSecret(ctx, "admin", time.Now().Add(time.Hour))
+	twin, err := s.EnrolRack(ctx, second, store.Rack{Hostname: c.Hostname, Address: "192.0.2.2", Version: "1"})
+	if err != nil || twin.RackID == c.RackID {
+		t.Fatalf("a second rack of the same name: %+v %v", twin, err)
+	}
+	if _, err := s.RackCredentialByToken(ctx, c.TokenKey); err != nil {
+		t.Fatalf("the live rack's credential was revoked by a namesake: %v", err)
+	}
+	if err := s.DeleteRack(ctx, twin.RackID); err != nil {
+		t.Fatal(err)
+	}
+	// Under the name of one silent for longer than RackAlive (a rack
+	// reinstalled): the same id, and the old key revoked.
+	old := store.Rack{SystemID: c.RackID, Hostname: c.Hostname, Address: "192.0.2.1", Enrolled: true, Seen: time.Now().Add(-store.RackAlive - time.Minute)}
+	if err := s.TouchRack(ctx, old); err != nil {
+		t.Fatal(err)
+	}
 	again, _ := s.CreateRackSecret(ctx, "admin", time.Now().Add(time.Hour))
 	c2, err := s.EnrolRack(ctx, again, store.Rack{Hostname: c.Hostname, Address: "192.0.2.9", Version: "2"})
 	if err != nil || c2.RackID != c.RackID || c2.TokenKey == c.TokenKey {
@@ -84,6 +101,16 @@ func testRackEnrolment(t *testing.T, s store.Store) {
 	}
 	if _, err := s.RackCredentialByToken(ctx, c.TokenKey); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("old credential still works: %v", err)
+	}
+	// A claim of its power worker shows it alive.
+	stale := old
+	stale.Seen = time.Now().Add(-time.Hour)
+	_ = s.TouchRack(ctx, stale)
+	if err := s.NoteRackPower(ctx, store.RackPower{ID: c.RackID + ".1", Hostname: c.Hostname, SystemID: c.RackID}); err != nil {
+		t.Fatal(err)
+	}
+	if racks, _ := s.ListRacks(ctx); len(racks) != 1 || time.Since(racks[0].Seen) > time.Minute {
+		t.Fatalf("power claims did not show the rack alive: %+v", racks)
 	}
 
 	report := store.Rack{SystemID: c.RackID, Hostname: c.Hostname, Address: "192.0.2.9", Version: "2", Enrolled: true, Report: `{"services":[]}`}
