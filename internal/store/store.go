@@ -196,6 +196,17 @@ type Rack struct {
 	DNS []string
 }
 
+// RackLease is a DHCP lease a rack holds on a subnet it shares with a
+// partner rack, as the rack reported it: MAC (lower case), address,
+// subnet (CIDR) and when it runs out.
+type RackLease struct {
+	RackID  string
+	MAC     string
+	IP      string
+	Subnet  string
+	Expires time.Time
+}
+
 // Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
 // is the default (the "maas" domain, id 0, until another is made so).
 type Domain struct {
@@ -569,6 +580,12 @@ type Store interface {
 	// SystemID, as seen now; ListRacks lists them by hostname.
 	TouchRack(ctx context.Context, r Rack) error
 	ListRacks(ctx context.Context) ([]Rack, error)
+	// SetRackLeases makes ls the DHCP leases rackID holds, replacing what
+	// it reported before, and forgets every rack's leases that ran out
+	// before now. RackLeases lists the racks' leases running past at, by
+	// subnet and address.
+	SetRackLeases(ctx context.Context, rackID string, ls []RackLease, now time.Time) error
+	RackLeases(ctx context.Context, at time.Time) ([]RackLease, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 
