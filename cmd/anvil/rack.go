@@ -69,6 +69,7 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.RegionCA, "ca-file", "", "PEM certificate(s) to trust for an https --region, e.g. the region's self-signed certificate")
 	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "API key the rack uses (or $ANVIL_RACK_KEY)")
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
+	f.StringVar(&cfg.Hostname, "hostname", "", "the name this rack gives the region, which lists it (rackcontrollers/) by that name and its address (default: the host's name)")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
 	f.StringVar(&cfg.DNSAddr, "dns-listen", ":53", "DNS address, UDP and TCP (empty: off)")
 	// A site's own signed zones (or a test's) in place of the root's key.

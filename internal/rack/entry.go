@@ -56,10 +56,10 @@ type Subnet struct {
 	Domain  string   `json:"domain,omitempty"`
 	// AllowDNS offers the racks' DNS to the subnet's clients (MAAS's
 	// allow_dns); Search is the domain search list DHCP gives.
-	AllowDNS     bool        `json:"allow_dns,omitempty"`
-	Search       []string    `json:"search,omitempty"`
-	DHCP         bool        `json:"dhcp"`
-	LeaseSeconds int         `json:"lease_seconds"`
+	AllowDNS     bool     `json:"allow_dns,omitempty"`
+	Search       []string `json:"search,omitempty"`
+	DHCP         bool     `json:"dhcp"`
+	LeaseSeconds int      `json:"lease_seconds"`
 	// Dynamic are the ranges this rack hands out: on a VLAN with a
 	// primary and a secondary rack, its own half of each (see package
 	// dhcpshare); Peer is the other rack's half, confirmed only to the
