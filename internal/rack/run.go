@@ -44,7 +44,7 @@ type Config struct {
 	// that name and the address it connects from (its system_id, which a
 	// VLAN's primary_rack and secondary_rack name); "" is the host's.
 	Hostname string
-	APIKey  string
+	APIKey   string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
 	RegionCA string
