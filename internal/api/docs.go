@@ -204,6 +204,8 @@ var docs = map[string]string{
 	"AnvilRackHandler":             "Anvil's racks: what they need to answer boots, and what they saw of them (administrators; a rack's own key).",
 	"AnvilRackHandler boot_stream": doc("Follow the boot data racks cache (a stream of machines, MACs and DHCP subnets)."),
 	"AnvilRackHandler boot_events": doc("Record what a rack saw of boots.", "", req("events", "string", "A JSON array of boot events.")),
+	"AnvilRackHandler dhcp_leases": doc("Record the DHCP leases a rack holds on subnets whose VLAN names a primary rack, replacing its last report; the other rack of the VLAN is streamed them.", "",
+		req("leases", "string", "A JSON array of leases: mac, ip, subnet (CIDR), expires (RFC 3339)."), opt("hostname", "string", "The rack's host name, as on the boot stream.")),
 	"AnvilRackHandler power_claim": doc("Claim, waiting up to wait seconds, a power request for a BMC in the rack's networks (204: none).", "",
 		req("rack_id", "string", "The rack's id."), opt("networks", "string", "A BMC network (CIDR) the rack reaches; repeated."),
 		opt("unreachable", "string", "A BMC host the rack's probe failed on; repeated."), opt("wait", "int", "Seconds to wait (0-60).")),

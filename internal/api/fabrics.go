@@ -56,8 +56,8 @@ var (
 	}
 	vlanUpdateParams = append(append([]string{}, vlanParams...),
 		opt("dhcp_on", "boolean", "Serve DHCP on the VLAN's subnets (with a dynamic range)."),
-		opt("primary_rack", "string", "The system id of the rack serving DHCP."),
-		opt("secondary_rack", "string", "The system id of the standby rack."),
+		opt("primary_rack", "string", "The rack serving DHCP (system id or host name); with a secondary, it hands out the lower half of each dynamic range."),
+		opt("secondary_rack", "string", "The second rack serving DHCP (needs a primary): it hands out the upper half of each dynamic range, and keeps the primary's clients on their addresses when the primary is gone."),
 		opt("relay_vlan", "integer", "The id of the VLAN whose DHCP server answers this one through a relay."),
 		opt("fabric", "integer", "Move the VLAN to this fabric."))
 	spaceParams = []string{
@@ -230,6 +230,11 @@ func (s *Server) saveVLAN(w http.ResponseWriter, r *request, vl store.VLAN, crea
 	if err := applyVLANForm(r, v, &vl, create); err != nil {
 		return err
 	}
+	if !create {
+		if err := s.vlanRacks(r, &vl); err != nil {
+			return err
+		}
+	}
 	n, err := s.store.LoadNetwork(r.Context())
 	if err != nil {
 		return err
@@ -304,12 +309,6 @@ func applyVLANForm(r *request, v *netView, vl *store.VLAN, create bool) error {
 			return err
 		}
 		vl.DHCPOn = on
-	}
-	if val, ok := r.form["primary_rack"]; ok {
-		vl.PrimaryRack = strings.TrimSpace(first(val))
-	}
-	if val, ok := r.form["secondary_rack"]; ok {
-		vl.SecondaryRack = strings.TrimSpace(first(val))
 	}
 	var fabric int
 	fabric = int(vl.FabricID)

@@ -20,6 +20,7 @@ func (s *Server) rackRoutes() []route {
 	routes := []route{
 		get("boot_stream", rackAccess, s.bootStream),
 		post("boot_events", rackAccess, s.bootEvents),
+		post("dhcp_leases", rackAccess, s.dhcpLeases),
 	}
 	return append(append(routes, s.rackEnrolRoutes()...), s.rackPowerRoutes()...)
 }
@@ -107,8 +108,8 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	return nil
 }
 
-// rackSubnets is the DHCP configuration racks serve.
-func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
+// rackSubnets is the DHCP configuration rack rackID serves.
+func (s *Server) rackSubnets(r *request, hc *hostCache, rackID string) ([]rack.Subnet, error) {
 	ss, err := s.store.ListSubnets(r.Context())
 	if err != nil {
 		return nil, err
@@ -132,9 +133,9 @@ func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
 	// As MAAS: the default domain is every subnet's domain name, and
 	// leads the search list.
 	search := store.DNSSearch(doms, "")
-	dhcpOn := map[int64]bool{}
+	vlanOf := map[int64]store.VLAN{}
 	for _, v := range vlans {
-		dhcpOn[v.ID] = v.DHCPOn
+		vlanOf[v.ID] = v
 	}
 	out := make([]rack.Subnet, 0, len(ss))
 	for _, sn := range ss {
@@ -143,7 +144,7 @@ func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
 			continue
 		}
 		// DHCP is on by the subnet's own switch or its VLAN's (MAAS's).
-		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: cmp.Or(sn.Domain, search[0]), DHCP: sn.DHCP || dhcpOn[sn.VLANID],
+		rsn := rack.Subnet{CIDR: sn.CIDR, Gateway: sn.Gateway, DNS: sn.DNSServers, Domain: cmp.Or(sn.Domain, search[0]), DHCP: sn.DHCP || vlanOf[sn.VLANID].DHCPOn,
 			LeaseSeconds: sn.LeaseSeconds, AllowDNS: sn.AllowDNS, Search: search}
 		for _, h := range hosts {
 			if h.SubnetID == sn.ID {
@@ -160,6 +161,7 @@ func (s *Server) rackSubnets(r *request, hc *hostCache) ([]rack.Subnet, error) {
 				rsn.Reserved = append(rsn.Reserved, [2]string{ir.Start, ir.End})
 			}
 		}
+		shareSubnet(&rsn, vlanOf[sn.VLANID], rackID)
 		out = append(out, rsn)
 	}
 	return out, nil
@@ -207,6 +209,7 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 	first := true
 	var sentSubnets, sentOpts string
 	var hosts hostCache
+	var leases leaseFeed
 	rk, touched := rackOf(r), time.Time{}
 	// DNS is compared on every step: the machines' part is derived again
 	// when one changes in a way DNS shows, else once a second.
@@ -287,13 +290,16 @@ func (s *Server) bootStream(w http.ResponseWriter, r *request) error {
 		} else if ok {
 			send(rack.Change{DNS: &d})
 		}
-		subnets, err := s.rackSubnets(r, &hosts)
+		subnets, err := s.rackSubnets(r, &hosts, rk.SystemID)
 		if err != nil {
 			return false, err
 		}
 		if b, _ := json.Marshal(subnets); string(b) != sentSubnets {
 			send(rack.Change{Subnets: &subnets})
 			sentSubnets = string(b)
+		}
+		if err := leases.step(s, r, rk.SystemID, subnets, send); err != nil {
+			return false, err
 		}
 		if first {
 			send(rack.Change{Synced: true})

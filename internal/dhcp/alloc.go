@@ -63,8 +63,10 @@ func (a *allocator) advance(p netip.Prefix, ip netip.Addr) {
 }
 
 // allowed reports whether mac may hold ip on subnet sn: its own static
-// address, or a pool address that is not reserved, special, declined or
-// pinned to another static host.
+// address, or a pool address that is not reserved, special, declined,
+// pinned to another static host or held by the partner for another
+// client. An address of the partner's share is allowed only to the
+// client the partner leased it to.
 func (s *Server) allowed(r *Request, mac net.HardwareAddr, ip netip.Addr) bool {
 	sn := r.Subnet
 	if !sn.CIDR.Contains(ip) {
@@ -73,8 +75,15 @@ func (s *Server) allowed(r *Request, mac net.HardwareAddr, ip netip.Addr) bool {
 	if h := r.cfg.hostIPs[ip]; h != nil {
 		return bytes.Equal(h.MAC, mac)
 	}
+	pool := sn.Dynamic
+	if inRanges(sn.Peer, ip) {
+		if !s.peerConfirms(mac, ip, r.Now) {
+			return false
+		}
+		pool = sn.Peer
+	}
 	switch {
-	case !inRanges(sn.Dynamic, ip), inRanges(sn.Reserved, ip),
+	case s.peerTakes(mac, ip, r.Now), !inRanges(pool, ip), inRanges(sn.Reserved, ip),
 		ip == sn.CIDR.Addr(), ip == sn.broadcast(), ip == sn.Gateway, ip == r.ServerIP:
 		return false
 	}
@@ -83,7 +92,8 @@ func (s *Server) allowed(r *Request, mac net.HardwareAddr, ip netip.Addr) bool {
 
 // offer picks and holds an address for a DISCOVER, in order of how
 // strongly the client is tied to it: its static reservation, the address
-// it had before, the one it asks for, then the first free one.
+// it holds from this server or else from the partner, the one it had
+// before, the one it asks for, then the first free one.
 func (s *Server) offer(req *dhcpv4.DHCPv4, r *Request) (netip.Addr, error) {
 	mac, sn := req.ClientHWAddr, r.Subnet
 	cur, have, err := s.store.Get(r.Ctx, mac)
@@ -112,7 +122,13 @@ func (s *Server) offer(req *dhcpv4.DHCPv4, r *Request) (netip.Addr, error) {
 		return h.IP, err
 	}
 	var wants []netip.Addr
-	if have {
+	if have && cur.Active(r.Now) {
+		wants = append(wants, cur.IP)
+	}
+	if l, ok := s.peerOf(mac, r.Now); ok {
+		wants = append(wants, l.IP)
+	}
+	if have && !cur.Active(r.Now) {
 		wants = append(wants, cur.IP)
 	}
 	if ip := addr(req.RequestedIPAddress()); ip.IsValid() {

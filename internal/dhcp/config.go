@@ -43,7 +43,12 @@ type Subnet struct {
 	Dynamic []Range
 	// Reserved addresses are never handed out dynamically, even inside a
 	// Dynamic range (MAAS "reserved" ranges cut holes in pools).
-	Reserved  []Range
+	Reserved []Range
+	// Peer are the dynamic addresses a partner server hands out on the
+	// same network (its share of ranges split between two racks): this
+	// server offers none of them, and confirms one only to the client the
+	// partner leased it to (see peer.go).
+	Peer      []Range
 	LeaseTime time.Duration
 	// Enabled turns DHCP on for this subnet; a disabled subnet is known
 	// (so relayed traffic for it is recognised) but never answered.
@@ -137,6 +142,7 @@ func (c Config) clone() Config {
 	for i := range out.Subnets {
 		sn := &out.Subnets[i]
 		sn.DNS, sn.Dynamic, sn.Reserved = slices.Clone(sn.DNS), slices.Clone(sn.Dynamic), slices.Clone(sn.Reserved)
+		sn.Peer = slices.Clone(sn.Peer)
 		sn.Search = slices.Clone(sn.Search)
 	}
 	out.Hosts = slices.Clone(c.Hosts)
@@ -153,13 +159,20 @@ func (sn *Subnet) check() error {
 	if sn.Gateway.IsValid() && !sn.CIDR.Contains(sn.Gateway) {
 		return fmt.Errorf("dhcp: subnet %s: gateway %s outside it", sn.CIDR, sn.Gateway)
 	}
-	for _, rs := range [][]Range{sn.Dynamic, sn.Reserved} {
+	for _, rs := range [][]Range{sn.Dynamic, sn.Reserved, sn.Peer} {
 		for _, r := range rs {
 			if !r.Start.Is4() || !r.End.Is4() || r.End.Less(r.Start) {
 				return fmt.Errorf("dhcp: subnet %s: bad range %s-%s", sn.CIDR, r.Start, r.End)
 			}
 			if !sn.CIDR.Contains(r.Start) || !sn.CIDR.Contains(r.End) {
 				return fmt.Errorf("dhcp: subnet %s: range %s-%s outside it", sn.CIDR, r.Start, r.End)
+			}
+		}
+	}
+	for _, p := range sn.Peer {
+		for _, d := range sn.Dynamic {
+			if p.Start.Compare(d.End) <= 0 && d.Start.Compare(p.End) <= 0 {
+				return fmt.Errorf("dhcp: subnet %s: partner's range %s-%s overlaps own range %s-%s", sn.CIDR, p.Start, p.End, d.Start, d.End)
 			}
 		}
 	}

@@ -19,6 +19,12 @@
 //	srv.Stats()             // offers, acks, naks, drops by reason
 //	srv.Close()
 //
+// Two servers may share a subnet (two racks on one VLAN): each hands out
+// its own part of the dynamic ranges, knows the other's part
+// (Subnet.Peer) and the other's leases (Server.SetPeerLeases), and
+// confirms those to their clients when they rebind or reboot, while never
+// offering the rest of the other's part (see peer.go).
+//
 // In proxyDHCP mode (Config.Proxy) the server hands out no addresses at all:
 // it answers only PXE and UEFI HTTP clients with boot information, on ports
 // 67 and 4011, for sites where another DHCP server owns the addresses.

@@ -47,7 +47,8 @@ func (s *Server) storeFailed(r *Request, err error) bool {
 // (server id set), INIT-REBOOT (requested address, no ciaddr) and
 // RENEWING/REBINDING (ciaddr). The server is authoritative for its
 // subnets, as MAAS configures dhcpd: an address the client may not have is
-// NAKed at once, so it falls back to DISCOVER instead of timing out.
+// NAKed at once, so it falls back to DISCOVER instead of timing out. The
+// partner's share is the exception (see peer.go).
 func (s *Server) request(req, resp *dhcpv4.DHCPv4, r *Request) bool {
 	mac := req.ClientHWAddr
 	if sid := addr(req.ServerIdentifier()); sid.IsValid() && sid != r.ServerIP {
@@ -69,6 +70,10 @@ func (s *Server) request(req, resp *dhcpv4.DHCPv4, r *Request) bool {
 		return nak(resp, r, "wrong network")
 	case r.Host != nil && r.Subnet.CIDR.Contains(r.Host.IP) && r.Host.IP != ip:
 		return nak(resp, r, "reserved address differs")
+	case (r.Host == nil || r.Host.IP != ip) && inRanges(r.Subnet.Peer, ip) && !s.peerConfirms(mac, ip, r.Now):
+		// The partner's address, and no lease of it to this client that
+		// we know of: the partner answers, if it is alive.
+		return r.drop(DropPeerUnknown)
 	case !s.allowed(r, mac, ip):
 		return nak(resp, r, "address not available")
 	}

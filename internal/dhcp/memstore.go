@@ -66,9 +66,11 @@ func (t *leaseTable) list() []Lease {
 	for _, l := range t.byMAC {
 		out = append(out, l)
 	}
-	slices.SortFunc(out, func(a, b Lease) int { return a.IP.Compare(b.IP) })
+	sortByIP(out)
 	return out
 }
+
+func sortByIP(ls []Lease) { slices.SortFunc(ls, func(a, b Lease) int { return a.IP.Compare(b.IP) }) }
 
 // MemStore is a LeaseStore in memory, for tests and throwaway servers.
 type MemStore struct {

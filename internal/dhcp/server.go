@@ -18,6 +18,7 @@ import (
 type Server struct {
 	store    LeaseStore
 	state    atomic.Pointer[state]
+	peers    atomic.Pointer[peerTable] // nil until SetPeerLeases
 	stats    counters
 	alloc    allocator
 	observer Observer

@@ -29,6 +29,7 @@ const (
 	DropNotForUs     = "not_for_us"   // RELEASE/DECLINE of an address we do not lease it
 	DropSendError    = "send_error"
 	DropNoServerAddr = "no_server_addr" // no address to put in option 54
+	DropPeerUnknown  = "peer_unknown"   // REQUEST for the partner's address, not known leased to this client
 )
 
 // Stats is a snapshot of the server's counters since it was created.

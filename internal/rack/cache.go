@@ -27,6 +27,10 @@ type Cache struct {
 	onSubnets func([]Subnet)
 	dns       *dns.Data
 	onDNS     func(dns.Data)
+	// leases are the other racks' DHCP leases on subnets this rack
+	// shares with them; onLeases is told of new ones.
+	leases   []Lease
+	onLeases func([]Lease)
 }
 
 // OnDNS registers fn to be called (outside the lock) with each new DNS
@@ -106,6 +110,10 @@ func (c *Cache) Apply(ch Change) {
 		}
 		return
 	}
+	if ch.Leases != nil {
+		c.setLeases(*ch.Leases)
+		return
+	}
 	if ch.DNS != nil {
 		c.mu.Lock()
 		d := *ch.DNS
@@ -183,6 +191,7 @@ type snapshot struct {
 	Entries []Entry   `json:"entries"`
 	Subnets []Subnet  `json:"subnets"`
 	DNS     *dns.Data `json:"dns,omitempty"`
+	Leases  []Lease   `json:"leases,omitempty"`
 }
 
 // Save writes the cache to disk if it changed, atomically, so that a rack
@@ -193,7 +202,7 @@ func (c *Cache) Save() error {
 		c.mu.Unlock()
 		return nil
 	}
-	snap := snapshot{Entries: make([]Entry, 0, len(c.byID)), Subnets: c.subnets, DNS: c.dns}
+	snap := snapshot{Entries: make([]Entry, 0, len(c.byID)), Subnets: c.subnets, DNS: c.dns, Leases: c.leases}
 	for _, e := range c.byID {
 		snap.Entries = append(snap.Entries, *e)
 	}
@@ -245,6 +254,6 @@ func (c *Cache) Load() error {
 		all[snap.Entries[i].SystemID] = &snap.Entries[i]
 	}
 	c.replaceLocked(all)
-	c.subnets, c.dns = snap.Subnets, snap.DNS
+	c.subnets, c.dns, c.leases = snap.Subnets, snap.DNS, snap.Leases
 	return nil
 }

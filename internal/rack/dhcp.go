@@ -88,6 +88,9 @@ func convertSubnet(s Subnet) (dhcp.Subnet, error) {
 	if d.Dynamic, err = conv(s.Dynamic); err != nil {
 		return d, err
 	}
+	if d.Peer, err = conv(s.Peer); err != nil {
+		return d, err
+	}
 	d.Reserved, err = conv(s.Reserved)
 	return d, err
 }

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
 )
@@ -53,5 +55,35 @@ func TestServesDNSAt(t *testing.T) {
 		if got := servesDNSAt(c.addr, c.ip); got != c.want {
 			t.Errorf("servesDNSAt(%v, %v) = %v", c.addr, c.ip, got)
 		}
+	}
+}
+
+// TestReportable: a rack reports its bound, running leases on subnets
+// whose VLAN names a primary rack, and only those.
+func TestReportable(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	mac := func(s string) net.HardwareAddr { m, _ := net.ParseMAC(s); return m }
+	pfx := netip.MustParsePrefix
+	ls := []dhcp.Lease{
+		{MAC: mac("52:54:00:00:00:01"), IP: netip.MustParseAddr("192.0.2.100"), Subnet: pfx("192.0.2.0/24"), State: dhcp.StateBound, Expires: now.Add(time.Hour)},
+		{MAC: mac("52:54:00:00:00:02"), IP: netip.MustParseAddr("192.0.2.101"), Subnet: pfx("192.0.2.0/24"), State: dhcp.StateOffered, Expires: now.Add(time.Minute)},
+		{MAC: mac("52:54:00:00:00:03"), IP: netip.MustParseAddr("192.0.2.102"), Subnet: pfx("192.0.2.0/24"), State: dhcp.StateBound, Expires: now.Add(-time.Second)},
+		{MAC: mac("52:54:00:00:00:04"), IP: netip.MustParseAddr("192.0.2.103"), Subnet: pfx("192.0.2.0/24"), State: dhcp.StateReleased, Expires: now},
+		{MAC: mac("52:54:00:00:00:05"), IP: netip.MustParseAddr("198.51.100.5"), Subnet: pfx("198.51.100.0/24"), State: dhcp.StateBound, Expires: now.Add(time.Hour)},
+		{MAC: mac("52:54:00:00:00:06"), IP: netip.MustParseAddr("198.18.0.6"), Subnet: pfx("198.18.0.0/15"), State: dhcp.StateBound, Expires: now.Add(time.Hour)},
+	}
+	subnets := []Subnet{{CIDR: "192.0.2.0/24", Role: "primary"}, {CIDR: "198.51.100.0/24"}, {CIDR: "198.18.0.0/15", Role: "bystander"}}
+	got := reportable(ls, subnets, now)
+	want := []Lease{
+		{MAC: "52:54:00:00:00:01", IP: "192.0.2.100", Subnet: "192.0.2.0/24", Expires: now.Add(time.Hour)},
+		{MAC: "52:54:00:00:00:06", IP: "198.18.0.6", Subnet: "198.18.0.0/15", Expires: now.Add(time.Hour)}, // a former secondary's clients still count
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("reportable:\n got %+v\nwant %+v", got, want)
+	}
+	// And back: what the other rack is streamed becomes its server's.
+	back := peerLeases(append(got, Lease{MAC: "junk", IP: "192.0.2.9", Subnet: "192.0.2.0/24"}))
+	if len(back) != 2 || back[0].MAC.String() != "52:54:00:00:00:01" || back[0].State != dhcp.StateBound || !back[0].Active(now) {
+		t.Fatalf("peer leases: %+v", back)
 	}
 }

@@ -8,6 +8,8 @@
 package rack
 
 import (
+	"time"
+
 	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/machine"
 )
@@ -54,12 +56,22 @@ type Subnet struct {
 	Domain  string   `json:"domain,omitempty"`
 	// AllowDNS offers the racks' DNS to the subnet's clients (MAAS's
 	// allow_dns); Search is the domain search list DHCP gives.
-	AllowDNS     bool        `json:"allow_dns,omitempty"`
-	Search       []string    `json:"search,omitempty"`
-	DHCP         bool        `json:"dhcp"`
-	LeaseSeconds int         `json:"lease_seconds"`
-	Dynamic      [][2]string `json:"dynamic,omitempty"`
-	Reserved     [][2]string `json:"reserved,omitempty"`
+	AllowDNS     bool     `json:"allow_dns,omitempty"`
+	Search       []string `json:"search,omitempty"`
+	DHCP         bool     `json:"dhcp"`
+	LeaseSeconds int      `json:"lease_seconds"`
+	// Dynamic are the ranges this rack hands out: on a VLAN with a
+	// primary and a secondary rack, its own half of each (see package
+	// dhcpshare); Peer is the other rack's half, confirmed only to the
+	// clients that rack leased it to.
+	Dynamic  [][2]string `json:"dynamic,omitempty"`
+	Peer     [][2]string `json:"peer,omitempty"`
+	Reserved [][2]string `json:"reserved,omitempty"`
+	// Role is this rack's for the subnet's VLAN when the VLAN names a
+	// primary rack ("primary", "secondary" or "bystander", which serves
+	// nothing), "" when it names none. The rack reports its leases on
+	// subnets with a role, so the other rack never hands them out.
+	Role string `json:"role,omitempty"`
 	// Hosts are the subnet's fixed leases: known machines' addresses.
 	Hosts []Host `json:"hosts,omitempty"`
 }
@@ -70,6 +82,19 @@ type Host struct {
 	IP       string `json:"ip"`
 	Hostname string `json:"hostname,omitempty"`
 }
+
+// Lease is a DHCP lease as racks and the region exchange them: a rack
+// reports those it holds on subnets with a Role, and is streamed the
+// other racks' on the subnets it shares.
+type Lease struct {
+	MAC     string    `json:"mac"`
+	IP      string    `json:"ip"`
+	Subnet  string    `json:"subnet"`
+	Expires time.Time `json:"expires"`
+}
+
+// MaxLeaseReport is how many leases one report carries.
+const MaxLeaseReport = 8000
 
 // Change is one message of the region's stream: an entry to add or
 // replace, or a machine to forget.
@@ -82,4 +107,7 @@ type Change struct {
 	Subnets *[]Subnet `json:"subnets,omitempty"`
 	// DNS, when set, replaces what the rack's DNS server answers from.
 	DNS *dns.Data `json:"dns,omitempty"`
+	// Leases, when set, replaces the other racks' leases on the subnets
+	// this rack shares with them.
+	Leases *[]Lease `json:"leases,omitempty"`
 }

@@ -5,7 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // Collector exports the rack's counters for Prometheus: what the cache
 // holds, the boot events waiting for the region, and the DHCP server's
 // packets and drops (a hostile or broken client shows up here, not as a
-// crash).
+// crash), and the other racks' leases it holds.
 type Collector struct{ r *Rack }
 
 // NewCollector returns a collector for r.
@@ -16,6 +16,7 @@ var (
 	pendingDesc = prometheus.NewDesc("anvil_rack_pending_boot_events", "Boot events waiting to be sent to the region.", nil, nil)
 	packetsDesc = prometheus.NewDesc("anvil_dhcp_packets_total", "DHCP requests received and answers sent, by kind.", []string{"kind"}, nil)
 	dropsDesc   = prometheus.NewDesc("anvil_dhcp_dropped_total", "DHCP requests dropped, by reason.", []string{"reason"}, nil)
+	peersDesc   = prometheus.NewDesc("anvil_rack_dhcp_peer_leases", "The other racks' leases this rack's DHCP knows, on subnets it shares with them.", nil, nil)
 )
 
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
@@ -23,6 +24,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- pendingDesc
 	ch <- packetsDesc
 	ch <- dropsDesc
+	ch <- peersDesc
 }
 
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
@@ -38,4 +40,5 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for reason, v := range st.Drops {
 		ch <- prometheus.MustNewConstMetric(dropsDesc, prometheus.CounterValue, float64(v), reason)
 	}
+	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(c.r.DHCP.PeerLeases())))
 }

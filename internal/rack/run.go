@@ -46,8 +46,8 @@ type Config struct {
 	// used only by a rack that has not enrolled.
 	EnrolSecret string
 	APIKey      string
-	// Hostname is the name the rack enrols and reports under (default:
-	// the host's).
+	// Hostname is the name the rack enrols and reports under, which the
+	// region knows it by ("" is the host's).
 	Hostname string
 	// RegionCA is a PEM file of certificates to trust for an https
 	// RegionURL (empty: the system's).
@@ -212,10 +212,10 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	if cfg.DNSAddr != "" || cfg.DNSConn != nil {
 		r.startDNS(ctx, cfg)
 	}
-	hello := map[string][]string{}
-	if cfg.Hostname != "" {
-		hello["hostname"] = []string{cfg.Hostname}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
 	}
+	hello := map[string][]string{"hostname": {cfg.Hostname}}
 	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP) {
 		hello["dns"] = append(hello["dns"], a.String())
 	}
@@ -254,7 +254,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	// DHCP first among the boot services: its leases say who holds a MAC
 	// before any config is served.
 	if cfg.DHCPInterface != "" {
-		if err := r.startDHCP(cfg); err != nil {
+		if err := r.startDHCP(ctx, cl, cfg); err != nil {
 			r.Close()
 			return nil, err
 		}
@@ -368,15 +368,19 @@ func resolveBootURL(cfg Config, ln net.Listener) (string, error) {
 
 // startDHCP serves DHCP with leases kept in the rack's data directory (a
 // restarted rack never hands one address to two clients), reconfigured
-// whenever the region's subnets change.
-func (r *Rack) startDHCP(cfg Config) error {
+// whenever the region's subnets change. With full DHCP the rack reports
+// its leases on shared subnets and takes in the other racks' (see
+// leasereport.go).
+func (r *Rack) startDHCP(ctx context.Context, cl *client.Client, cfg Config) error {
 	rackDNS := servesDNSAt(r.DNS, cfg.DHCPServerIP)
 	leases, err := dhcp.OpenFileStore(filepath.Join(cfg.DataDir, "dhcp-leases.log"))
 	if err != nil {
 		return fmt.Errorf("dhcp leases: %w", err)
 	}
+	report := newLeaseReport(leases, r.Cache, cfg.Hostname, cfg.Log)
+	boot := dhcpObserver(r.Reporter)
 	srv, err := dhcp.NewServer(dhcpConfig(r.Cache.Subnets(), cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log), leases,
-		dhcp.WithObserver(dhcpObserver(r.Reporter)), dhcp.WithLogger(cfg.Log))
+		dhcp.WithObserver(func(e dhcp.Event) { boot(e); report.note(e) }), dhcp.WithLogger(cfg.Log))
 	if err != nil {
 		return fmt.Errorf("dhcp: %w", err)
 	}
@@ -392,7 +396,13 @@ func (r *Rack) startDHCP(cfg Config) error {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log)); err != nil {
 			cfg.Log.Error("dhcp configuration refused", "err", err)
 		}
+		report.poke() // a subnet may have gained or lost its role
 	})
+	if !cfg.DHCPProxy {
+		r.Cache.OnPeerLeases(func(ls []Lease) { srv.SetPeerLeases(peerLeases(ls)) })
+		r.loops.Add(1)
+		go func() { defer r.loops.Done(); report.run(ctx, cl) }()
+	}
 	listen := cfg.DHCPListen
 	if listen == nil {
 		listen = func(s *dhcp.Server) error { return s.ListenAndServe(cfg.DHCPInterface) }

@@ -230,6 +230,17 @@ func HashSecret(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// RackLease is a DHCP lease a rack holds on a subnet it shares with a
+// partner rack, as the rack reported it: MAC (lower case), address,
+// subnet (CIDR) and when it runs out.
+type RackLease struct {
+	RackID  string
+	MAC     string
+	IP      string
+	Subnet  string
+	Expires time.Time
+}
+
 // Domain is a DNS domain. TTL nil inherits default_dns_ttl; one domain
 // is the default (the "maas" domain, id 0, until another is made so).
 type Domain struct {
@@ -614,9 +625,6 @@ type Store interface {
 	// A rack enrolling again under the hostname of an enrolled rack not
 	// seen for RackAlive takes its place: it keeps its system id and the
 	// old credentials stop working (a reinstalled rack).
-	// RackAlive is how long a rack counts as alive after it was last
-	// seen: a rack enrolling under the name of one alive is a second
-	// rack, not the same one again.
 	CreateRackSecret(ctx context.Context, createdBy string, expires time.Time) (string, error)
 	EnrolRack(ctx context.Context, secret string, r Rack) (RackCredential, error)
 	// RackCredentialByToken finds an enrolled rack's credential (with
@@ -626,6 +634,12 @@ type Store interface {
 	ReportRack(ctx context.Context, r Rack) error
 	// DeleteRack forgets a rack and revokes its credentials.
 	DeleteRack(ctx context.Context, systemID string) error
+	// SetRackLeases makes ls the DHCP leases rackID holds, replacing what
+	// it reported before, and forgets every rack's leases that ran out
+	// before now. RackLeases lists the racks' leases running past at, by
+	// subnet and address.
+	SetRackLeases(ctx context.Context, rackID string, ls []RackLease, now time.Time) error
+	RackLeases(ctx context.Context, at time.Time) ([]RackLease, error)
 	SetConfig(ctx context.Context, name, value string) error
 	SetPoolDriftPolicy(ctx context.Context, pool, policy string) error
 

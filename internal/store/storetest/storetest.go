@@ -67,6 +67,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tokens", testTokens},
 		{"NamedTokens", testNamedTokens},
 		{"Racks", testRacks},
+		{"RackLeases", testRackLeases},
 		{"ImportSSHKeys", testImportSSHKeys},
 		{"Sessions", testSessions},
 		{"Config", testConfig},

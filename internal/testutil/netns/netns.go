@@ -52,6 +52,22 @@ func (n *NS) Bridge(br, cidr string, taps ...string) {
 	}
 }
 
+// Plug wires namespace to onto bridge br of n with a veth pair: port on
+// the bridge, iface in to, given mac and cidr when they are not "", both
+// ends up.
+func (n *NS) Plug(br, port string, to *NS, iface, mac, cidr string) {
+	n.t.Helper()
+	n.Ip("link", "add", port, "type", "veth", "peer", "name", iface, "netns", to.Name)
+	n.Ip("link", "set", port, "master", br, "up")
+	if mac != "" {
+		to.Ip("link", "set", iface, "address", mac)
+	}
+	if cidr != "" {
+		to.Ip("addr", "add", cidr, "dev", iface)
+	}
+	to.Ip("link", "set", iface, "up")
+}
+
 // Do runs fn on an OS thread switched into the namespace: sockets fn
 // creates belong to the namespace for their whole life.
 func (n *NS) Do(fn func() error) error { return nsrun.Do(n.Name, fn) }
