@@ -55,7 +55,8 @@ func TestDeployDebianBIOSLVM(t *testing.T) {
 	g := guest{s: s, key: sshKey, b: b, hostname: "row-l-u1"}
 	check := func() {
 		t.Helper()
-		if out := g.run(static, "findmnt -no FSTYPE,SOURCE /"); !strings.Contains(out, "ext4 /dev/mapper/vgroot-lvroot") {
+		// findmnt aligns its columns: compare the fields.
+		if out := g.run(static, "findmnt -no FSTYPE,SOURCE /"); !strings.Contains(strings.Join(strings.Fields(out), " "), "ext4 /dev/mapper/vgroot-lvroot") {
 			t.Fatalf("findmnt /: %q", out)
 		}
 		if out := g.run(static, "sudo lvs --noheadings -o lv_name vgroot"); !strings.Contains(out, "lvroot") {
