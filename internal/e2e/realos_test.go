@@ -210,7 +210,8 @@ func checkStorage(t *testing.T, run func(string) string) {
 		"sudo lvs --noheadings -o lv_name vg0": "root",
 	}
 	for c, w := range want {
-		if out := run(c); !strings.Contains(out, w) {
+		// findmnt aligns its columns: compare the fields.
+		if out := run(c); !strings.Contains(strings.Join(strings.Fields(out), " "), w) {
 			t.Fatalf("%s: %q, want %q", c, out, w)
 		}
 	}
