@@ -110,10 +110,15 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 		return d, err
 	}
 	def := st.defaultDomain().Name
+	// A name server is a rack that answers DNS, at the address it
+	// answers at (a rack that runs only power, or has DNS off, is none).
 	for _, rk := range racks {
-		a, err := netip.ParseAddr(rk.Address)
 		label, _, _ := strings.Cut(rk.Hostname, ".")
-		if err != nil || dnszone.ValidResourceName(label, "") != nil {
+		if len(rk.DNS) == 0 || dnszone.ValidResourceName(label, "") != nil {
+			continue
+		}
+		a, err := netip.ParseAddr(rk.DNS[0])
+		if err != nil {
 			continue
 		}
 		in.NS = append(in.NS, dnszone.NameServer{Name: label + "." + def + ".", IP: a})
