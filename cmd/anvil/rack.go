@@ -73,7 +73,6 @@ func rackCmd() *cobra.Command {
 	f.StringVar(&cfg.APIKey, "key", os.Getenv("ANVIL_RACK_KEY"), "an administrator's API key, for a rack that has not enrolled (or $ANVIL_RACK_KEY)")
 	f.StringVar(&cfg.Hostname, "hostname", "", "the name the rack enrols and reports under (default: this host's)")
 	f.StringVar(&cfg.DataDir, "data", "./anvil-rack", "directory for boot files (boot/) and the boot cache")
-	f.StringVar(&cfg.Hostname, "hostname", "", "the name this rack gives the region, which lists it (rackcontrollers/) by that name and its address (default: the host's name)")
 	f.StringVar(&cfg.TFTPAddr, "tftp-listen", ":69", "TFTP address (empty: off)")
 	f.StringVar(&cfg.DNSAddr, "dns-listen", ":53", "DNS address, UDP and TCP (empty: off)")
 	// A site's own signed zones (or a test's) in place of the root's key.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/netip"
 	"slices"
 	"time"
@@ -32,29 +31,22 @@ type RackFields struct {
 	LastReport  *string        `json:"last_report"`
 }
 
-// staleReport is when a report no longer says how the rack is.
-const staleReport = 3 * rack.StatusEvery
-
 // renderRack renders a rack with what it last reported: interfaces,
 // addresses, the VLANs it serves, BMC networks and services.
 func renderRack(n names, v *netView, k store.Rack, now time.Time) controllerJSON {
 	c := renderController(n, k.SystemID, k.Hostname, k.Version, k.Address, k.Seen, nodeTypeRack, "rackd", now)
-	d := &RackFields{Enrolled: k.Enrolled, BMCNetworks: []string{}, VLANs: []rackVLANJSON{}}
+	rv := rack.ViewOf(k, now)
+	d := &RackFields{Enrolled: k.Enrolled, BMCNetworks: []string{}, VLANs: rackVLANs(v, rv)}
 	c.RackFields = d
-	var st rack.Status
-	if k.Report == "" || json.Unmarshal([]byte(k.Report), &st) != nil {
-		d.VLANs = rackVLANs(v, k.SystemID, nil)
+	if !rv.HasReport {
 		return c
 	}
 	at := k.Reported.UTC().Format(time.RFC3339)
-	d.LastReport, d.BMCNetworks = &at, append(d.BMCNetworks, st.BMCNetworks...)
-	var addrs []netip.Addr
-	for i, si := range st.Interfaces {
-		j, ips := rackIface(v, k.SystemID, int64(i+1), si)
-		c.Interfaces = append(c.Interfaces, j)
-		addrs = append(addrs, ips...)
+	d.LastReport, d.BMCNetworks = &at, append(d.BMCNetworks, rv.Status.BMCNetworks...)
+	for i, si := range rv.Status.Interfaces {
+		c.Interfaces = append(c.Interfaces, rackIface(v, k.SystemID, int64(i+1), si))
 	}
-	if len(addrs) > 0 {
+	if addrs := rv.Addresses(); len(addrs) > 0 {
 		c.IPAddresses = c.IPAddresses[:0]
 		for _, a := range addrs {
 			if !a.IsLinkLocalUnicast() {
@@ -62,36 +54,29 @@ func renderRack(n names, v *netView, k store.Rack, now time.Time) controllerJSON
 			}
 		}
 	}
-	d.VLANs = rackVLANs(v, k.SystemID, addrs)
-	stale := now.Sub(k.Reported) > staleReport
-	for _, sv := range st.Services {
-		j := serviceJSON{Name: sv.Name, Status: sv.Status, StatusInfo: sv.Info}
-		if stale {
-			j.Status, j.StatusInfo = rack.StatusUnknown, "no report since "+at
-		}
-		c.Services = append(c.Services, j)
+	c.Services = c.Services[:0]
+	for _, sv := range rv.Services() {
+		c.Services = append(c.Services, serviceJSON{Name: sv.Name, Status: sv.Status, StatusInfo: sv.Info})
 	}
 	return c
 }
 
 // rackIface renders a reported interface with its addresses as links to
 // the subnets that hold them.
-func rackIface(v *netView, systemID string, id int64, si rack.StatusInterface) (ifaceJSON, []netip.Addr) {
+func rackIface(v *netView, systemID string, id int64, si rack.StatusInterface) ifaceJSON {
 	j := ifaceJSON{
 		ID: id, Name: si.Name, Type: "physical", Enabled: si.Up, MACAddress: si.MAC, Params: "",
 		Tags: []string{}, Links: []any{}, EffectiveMTU: si.MTU, Parents: []string{}, Children: []string{},
 		LinkConnected: si.Up, SystemID: systemID, Discovered: []any{},
 		ResourceURI: Prefix + "rackcontrollers/" + systemID + "/",
 	}
-	var ips []netip.Addr
 	for li, a := range si.Addresses {
 		p, err := netip.ParsePrefix(a)
 		if err != nil {
 			continue
 		}
-		ips = append(ips, p.Addr())
 		l := linkJSON{ID: id*100 + int64(li), Mode: "static", IPAddress: p.Addr().String()}
-		if sn, ok := subnetHolding(v, p.Addr()); ok {
+		if sn, ok := rack.SubnetHolding(v.subnets, p.Addr()); ok {
 			sj := v.renderSubnet(sn)
 			l.Subnet = &sj
 			if j.VLAN == nil {
@@ -101,36 +86,13 @@ func rackIface(v *netView, systemID string, id int64, si rack.StatusInterface) (
 		}
 		j.Links = append(j.Links, l)
 	}
-	return j, ips
+	return j
 }
 
-func subnetHolding(v *netView, a netip.Addr) (store.Subnet, bool) {
-	for _, sn := range v.subnets {
-		if p, err := netip.ParsePrefix(sn.CIDR); err == nil && p.Contains(a) {
-			return sn, true
-		}
-	}
-	return store.Subnet{}, false
-}
-
-// rackVLANs are the VLANs the rack is primary or secondary of, then
-// those its addresses are on.
-func rackVLANs(v *netView, systemID string, addrs []netip.Addr) []rackVLANJSON {
+// rackVLANs are the VLANs the rack serves, by id.
+func rackVLANs(v *netView, rv rack.View) []rackVLANJSON {
 	out := []rackVLANJSON{}
-	role := map[int64]string{}
-	for _, vl := range v.vlans {
-		switch systemID {
-		case vl.PrimaryRack:
-			role[vl.ID] = "primary"
-		case vl.SecondaryRack:
-			role[vl.ID] = "secondary"
-		}
-	}
-	for _, a := range addrs {
-		if sn, ok := subnetHolding(v, a); ok && role[sn.VLANID] == "" {
-			role[sn.VLANID] = "connected"
-		}
-	}
+	role := rv.VLANRoles(v.vlans, v.subnets)
 	for _, vl := range v.vlans {
 		if r := role[vl.ID]; r != "" {
 			j := v.renderVLAN(vl)

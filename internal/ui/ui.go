@@ -120,6 +120,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /MAAS/machine/{id}/results/{result}", s.page(s.resultPage))
 	s.mux.HandleFunc("GET /MAAS/network", s.page(s.networkPage))
 	s.mux.HandleFunc("GET /MAAS/dns", s.page(s.dnsPage))
+	s.mux.HandleFunc("GET /MAAS/controllers", s.page(s.controllersPage))
 	s.mux.HandleFunc("GET /MAAS/scripts", s.page(s.scriptsPage))
 	s.mux.HandleFunc("GET /MAAS/settings", s.page(s.settingsPage))
 	s.mux.HandleFunc("GET /MAAS/discoveries", s.page(s.discoveriesPage))
