@@ -2,8 +2,6 @@ package region
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	mrand "math/rand/v2"
 	"time"
 
@@ -61,9 +59,6 @@ func (s *Service) RunPowerMonitor(ctx context.Context, cfg MonitorConfig) {
 	cfg.defaults()
 	s.defaultPoll.Store(int64(cfg.Interval))
 	started := cfg
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	holder := "monitor-" + hex.EncodeToString(b[:])
 	watched := map[string]*monitored{}
 	var refreshed time.Time
 	t := time.NewTicker(cfg.Tick)
@@ -75,11 +70,7 @@ func (s *Service) RunPowerMonitor(ctx context.Context, cfg MonitorConfig) {
 		case <-t.C:
 		}
 		now := s.Now()
-		leader, err := s.Store.AcquireLease(ctx, "power-monitor", holder, now, now.Add(3*cfg.Tick+5*time.Second))
-		if err != nil || !leader {
-			if err != nil && ctx.Err() == nil {
-				s.Log.Error("power monitor lease", "err", err)
-			}
+		if !s.leads(ctx, "power-monitor", cfg.Tick) {
 			refreshed = time.Time{} // re-read everything when leadership comes back
 			continue
 		}

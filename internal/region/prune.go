@@ -25,6 +25,14 @@ func (s *Service) RunPruner(ctx context.Context, r store.Retention, every time.D
 	}
 	for {
 		wait := every
+		if !s.leads(ctx, "pruner", every) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			continue
+		}
 		p, err := s.Store.Prune(ctx, r)
 		switch {
 		case err != nil && ctx.Err() == nil:

@@ -38,6 +38,10 @@ type Service struct {
 	LookupHost func(ctx context.Context, host string) ([]string, error)
 	Log        *slog.Logger
 	Now        func() time.Time
+	// LeaseHolder names this region in the leases of singleton work
+	// (default: random per process); tests running two regions in one
+	// process give each its own.
+	LeaseHolder string
 	// defaultPoll is the monitor's configured interval (nanoseconds), for
 	// PollInterval when no setting overrides it.
 	defaultPoll atomic.Int64
@@ -210,7 +214,8 @@ func (s *Service) ExpireDue(ctx context.Context) (int, error) {
 	return failed, nil
 }
 
-// RunMonitor calls ExpireDue every interval until ctx ends.
+// RunMonitor calls ExpireDue every interval until ctx ends, in the
+// region holding the "status-monitor" lease.
 func (s *Service) RunMonitor(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -219,6 +224,9 @@ func (s *Service) RunMonitor(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if !s.leads(ctx, "status-monitor", interval) {
+				continue
+			}
 			n, err := s.ExpireDue(ctx)
 			if err != nil && ctx.Err() == nil {
 				s.Log.Error("status monitor", "err", err)
