@@ -32,6 +32,7 @@ func TestKillDuringActions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the anvil binary and kills it")
 	}
+	t.Parallel() // its BMCs and servers are on loopback ports of its own
 	bin := anvilBinary(t)
 	t.Run("sqlite", func(t *testing.T) { killRounds(t, bin, "") })
 	t.Run("postgres", func(t *testing.T) { killRounds(t, bin, pgtest.URL(t)) })

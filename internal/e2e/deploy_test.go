@@ -78,6 +78,7 @@ func countIn(path, text string) int {
 // rescue mode (rescueRoundTrip). Released with quick erase, its disk's start is wiped and it
 // ends READY and off.
 func TestDeployDriftRelease(t *testing.T) {
+	t.Parallel() // its machine boots in a namespace of its own
 	s := newSite(t, []string{"tapF0"}, nil, "--power-poll-interval", "3s", "--drift-grace", "10s")
 	long := 6 * time.Minute
 	img, _ := diskimage.Build(t)

@@ -25,6 +25,7 @@ import (
 //  4. a machine known by one NIC that boots from its other NIC is
 //     recognised: no second machine, the NIC is learned.
 func TestEnlistment(t *testing.T) {
+	t.Parallel() // its machines boot in a namespace of their own
 	s := newSite(t, []string{"tapA0", "tapA1", "tapB0", "tapB1", "tapB2", "tapD0", "tapD1"}, nil)
 	long := 5 * time.Minute
 

@@ -21,6 +21,7 @@ import (
 // disk, which has no secure erase. The release event names each disk's
 // method, and the disk files read all zeros from the host.
 func TestReleaseSecureErase(t *testing.T) {
+	t.Parallel() // its machine boots in a namespace of its own
 	s := newSite(t, []string{"tapS0"}, nil)
 	long := 6 * time.Minute
 	dir := t.TempDir()

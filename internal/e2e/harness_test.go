@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +48,9 @@ const (
 	bmcPass  = "Bmc-secret-1"
 )
 
-// siteSeq numbers the sites of one test run, so namespace names differ.
-var siteSeq int
+// siteSeq numbers the sites of one test run, so namespace names differ
+// (tests run side by side).
+var siteSeq atomic.Int64
 
 var buildOnce struct {
 	sync.Once
@@ -91,8 +93,7 @@ func newSite(t *testing.T, taps []string, partition *partition, serveExtra ...st
 	}
 	kernel, initrd := ephemeral.Build(t)
 	bin := anvilBinary(t)
-	siteSeq++
-	ns := netns.New(t, fmt.Sprintf("anve2e%d-%d", os.Getpid()%100000, siteSeq))
+	ns := netns.New(t, fmt.Sprintf("anve2e%d-%d", os.Getpid()%100000, siteSeq.Add(1)))
 	ns.Bridge("br0", regionIP+"/24", taps...)
 	ns.Ip("link", "set", "br0", "type", "bridge", "forward_delay", "0")
 	s := &site{t: t, ns: ns, data: t.TempDir(), log: &bytes.Buffer{}}

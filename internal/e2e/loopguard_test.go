@@ -15,6 +15,7 @@ import (
 // hears of the NIC the region learned, and keeps answering that NIC with
 // the default (enlistment) config, as a rack with a stale view would.
 func TestLoopGuard(t *testing.T) {
+	t.Parallel() // its machines boot in a namespace of their own
 	p := &partition{}
 	s := newSite(t, []string{"tapE0", "tapE1", "tapE2"}, p)
 	long := 5 * time.Minute

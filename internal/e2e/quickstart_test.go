@@ -42,6 +42,7 @@ func TestQuickstart(t *testing.T) {
 			t.Skipf("%s is not installed (scripts/test.sh installs it)", bin)
 		}
 	}
+	t.Parallel() // the demo's namespace and ports are its own
 	bin := anvilBinary(t)
 	ns := fmt.Sprintf("anvdemo%d", os.Getpid()%100000)
 	tmp := t.TempDir()

@@ -39,6 +39,7 @@ func TestWebUI(t *testing.T) {
 	if _, err := exec.LookPath("chromium"); err != nil && os.Getenv("ANVIL_REQUIRE_BROWSER") == "" {
 		t.Skip("chromium is not installed (scripts/test.sh installs it)")
 	}
+	t.Parallel() // its machines and browser are in a namespace of their own
 	s := newSite(t, []string{"tapW0", "tapW1"}, nil)
 	bin := anvilBinary(t)
 	pw := filepath.Join(t.TempDir(), "pw")
