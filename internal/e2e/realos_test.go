@@ -216,7 +216,9 @@ func checkStorage(t *testing.T, run func(string) string) {
 		}
 	}
 	mdstat := run("cat /proc/mdstat")
-	if strings.Count(mdstat, "raid1") != 2 || strings.Count(mdstat, "[UU]") != 2 {
+	// Arrays are the "mdN : active raid1 ..." lines (the Personalities
+	// line names raid1 too).
+	if len(regexp.MustCompile(`(?m)^md\d+ : active raid1 `).FindAllString(mdstat, -1)) != 2 || strings.Count(mdstat, "[UU]") != 2 {
 		t.Fatalf("/proc/mdstat: want two healthy RAID 1 arrays:\n%s", mdstat)
 	}
 	if out := run("findmnt -no SOURCE /boot"); !strings.HasPrefix(strings.TrimSpace(out), "/dev/md") {
