@@ -375,7 +375,8 @@ type guest struct {
 }
 
 func (g guest) ssh(host, command string) (string, error) {
-	out, err := exec.Command("ip", "netns", "exec", g.s.ns.Name, "ssh", "-i", g.key, "-o", "BatchMode=yes",
+	// LogLevel=ERROR: no "Permanently added" warning in the output read.
+	out, err := exec.Command("ip", "netns", "exec", g.s.ns.Name, "ssh", "-i", g.key, "-o", "BatchMode=yes", "-o", "LogLevel=ERROR",
 		"-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "ConnectTimeout=10",
 		"debian@"+host, command).CombinedOutput()
 	return string(out), err
