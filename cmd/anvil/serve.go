@@ -54,6 +54,8 @@ func serveCmd() *cobra.Command {
 		noRA    bool
 		grace   time.Duration
 		pprofL  string
+		lease   time.Duration
+		live    time.Duration
 		limits  httpserve.Limits
 		keep    store.Retention
 		tlsCfg  serve.TLSConfig
@@ -66,6 +68,9 @@ func serveCmd() *cobra.Command {
 			if err := lv.UnmarshalText([]byte(level)); err != nil {
 				return fmt.Errorf("--log-level: %w", err)
 			}
+			if err := checkPowerTimes(lease, live); err != nil {
+				return err
+			}
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -77,7 +82,7 @@ func serveCmd() *cobra.Command {
 				DataDir: sf.data, DBURL: sf.db, Listen: listen, StatusTimeout: timeout, Log: log,
 				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC, EnlistBMCUser: bmcUser, AdvertiseURL: advert,
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
-				Power:    power.Config{Workers: workers},
+				Power:    power.Config{Workers: workers, Lease: lease, RackLive: live},
 				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL, DNSAddr: dnsL,
 				HTTP: limits, TLS: tlsCfg, Retention: keep,
 				RackPower: serve.RackPower{Remote: remote, BMCNetworks: bmcNets},
@@ -132,7 +137,27 @@ func serveCmd() *cobra.Command {
 	c.Flags().StringVar(&tlsCfg.KeyFile, "tls-key", "", "PEM private key of --tls-cert")
 	c.Flags().StringVar(&tlsCfg.Listen, "tls-listen", ":5443", "HTTPS address for the API and pages when --tls-cert is given")
 	c.Flags().StringVar(&pprofL, "pprof-listen", "", "serve Go's profiler (/debug/pprof/) on this address, e.g. 127.0.0.1:6060 (empty: off; it has no authentication)")
+	// How soon work moves away from a dead region or rack. The defaults
+	// suit a site; tests of failover shorten them so that a takeover
+	// takes seconds, hence hidden.
+	c.Flags().DurationVar(&lease, "power-lease", 0, "how long a claimed power command stays its region's or rack's without renewal (default 30s)")
+	c.Flags().DurationVar(&live, "rack-live", 0, "how long a rack counts as live after it last asked for power work (default 45s)")
+	_ = c.Flags().MarkHidden("power-lease")
+	_ = c.Flags().MarkHidden("rack-live")
 	return c
+}
+
+// checkPowerTimes refuses a lease or liveness window too short to renew
+// within: a rack renews a lease every third of it, and notes itself
+// live every quarter of the window while it waits for work.
+func checkPowerTimes(lease, live time.Duration) error {
+	switch {
+	case lease < 0 || lease != 0 && lease < time.Second:
+		return fmt.Errorf("--power-lease must be at least 1s, not %s", lease)
+	case live < 0 || live != 0 && live < 2*time.Second:
+		return fmt.Errorf("--rack-live must be at least 2s, not %s", live)
+	}
+	return nil
 }
 
 func apikeyCmd() *cobra.Command {

@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/lab/ipmisim"
 	"github.com/anvilmetal/anvil/internal/testutil/ephemeral"
 	"github.com/anvilmetal/anvil/internal/testutil/netns"
+	"github.com/anvilmetal/anvil/internal/testutil/syncbuf"
 )
 
 // site is one Anvil (region and rack in one process) serving the
@@ -33,13 +33,16 @@ type site struct {
 	ns   *netns.NS
 	cl   *client.Client
 	data string
-	log  *bytes.Buffer
+	log  *syncbuf.Buffer
 	bmcs []*ipmisim.BMC
 	// bmcIPs are the BMC addresses on the bridge.
 	bmcIPs []string
 	key    string
 	// disks are the machines' disk image files, by machine name.
 	disks map[string]string
+	// bmcLAN is where BMC addresses go, as "/bits dev" ("/24 br0", the
+	// provisioning bridge, when empty).
+	bmcLAN string
 }
 
 const (
@@ -96,7 +99,7 @@ func newSite(t *testing.T, taps []string, partition *partition, serveExtra ...st
 	ns := netns.New(t, fmt.Sprintf("anve2e%d-%d", os.Getpid()%100000, siteSeq.Add(1)))
 	ns.Bridge("br0", regionIP+"/24", taps...)
 	ns.Ip("link", "set", "br0", "type", "bridge", "forward_delay", "0")
-	s := &site{t: t, ns: ns, data: t.TempDir(), log: &bytes.Buffer{}}
+	s := &site{t: t, ns: ns, data: t.TempDir(), log: &syncbuf.Buffer{}}
 	boot := filepath.Join(s.data, "boot", "ephemeral")
 	if err := os.MkdirAll(boot, 0o755); err != nil {
 		t.Fatal(err)
@@ -133,15 +136,7 @@ func newSite(t *testing.T, taps []string, partition *partition, serveExtra ...st
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The API is inside the namespace: dial it from there.
-	s.cl.HTTP.Transport = &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var c net.Conn
-		err := ns.Do(func() (err error) {
-			c, err = (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
-			return err
-		})
-		return c, err
-	}}
+	s.cl.HTTP.Transport = dialIn(ns)
 	s.waitFor("the region to answer", 30*time.Second, func() bool {
 		_, err := s.cl.Do(context.Background(), "GET", "version/", nil, nil)
 		return err == nil
@@ -149,6 +144,19 @@ func newSite(t *testing.T, taps []string, partition *partition, serveExtra ...st
 	s.api("POST", "subnets/", url.Values{"cidr": {"192.0.2.0/24"}, "dhcp_on": {"true"}}, nil)
 	s.api("POST", "ipranges/", url.Values{"type": {"dynamic"}, "start_ip": {"192.0.2.100"}, "end_ip": {"192.0.2.200"}}, nil)
 	return s
+}
+
+// dialIn is a transport for an API inside the namespace: it dials from
+// there.
+func dialIn(ns *netns.NS) *http.Transport {
+	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		err := ns.Do(func() (err error) {
+			c, err = (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+			return err
+		})
+		return c, err
+	}}
 }
 
 func apikey(t *testing.T, bin, data, user string) string {
@@ -162,28 +170,7 @@ func apikey(t *testing.T, bin, data, user string) string {
 // run starts an anvil process inside the namespace for the test's life;
 // its output goes to the site's log, shown when the test fails.
 func (s *site) run(bin string, args ...string) {
-	t := s.t
-	cmd := exec.Command("ip", append([]string{"netns", "exec", s.ns.Name, bin}, args...)...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("anvil %s output (last 20000 bytes):\n%s", args[0], tail(s.log.Bytes(), 20000))
-		}
-	})
+	startProc(s.t, procSpec{ns: s.ns.Name, label: "anvil " + args[0], out: s.log}, bin, args...)
 }
 
 func link(t *testing.T, from, to string) {
@@ -364,7 +351,8 @@ func (s *site) machineWith(name, bmcIP, bmcMAC, uuid string, qc lab.QEMUConfig, 
 	// The BMC's own LAN port: an address on the provisioning network
 	// (added once: a BMC restarted at the same address reuses it).
 	if !slices.Contains(s.bmcIPs, bmcIP) {
-		s.ns.Ip("addr", "add", bmcIP+"/24", "dev", "br0")
+		bits, dev, _ := strings.Cut(cmp.Or(s.bmcLAN, "/24 br0"), " ")
+		s.ns.Ip("addr", "add", bmcIP+bits, "dev", dev)
 		s.bmcIPs = append(s.bmcIPs, bmcIP)
 	}
 	b, err := ipmisim.Start(ipmisim.Config{

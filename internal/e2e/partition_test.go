@@ -17,6 +17,9 @@ type partition struct {
 	conns []net.Conn
 	ns    *netns.NS
 	to    string
+	// host dials to from the host's namespace, not from ns: a service of
+	// the host (PostgreSQL) made reachable inside ns.
+	host bool
 }
 
 func (p *partition) start(t *testing.T, ns *netns.NS, listen, to string) {
@@ -46,7 +49,14 @@ func (p *partition) relay(c net.Conn) {
 	}
 	p.mu.Unlock()
 	var up net.Conn
-	if err := p.ns.Do(func() (err error) { up, err = net.Dial("tcp4", p.to); return err }); err != nil {
+	dial := func() (err error) { up, err = net.Dial("tcp4", p.to); return err }
+	var err error
+	if p.host {
+		err = dial()
+	} else {
+		err = p.ns.Do(dial)
+	}
+	if err != nil {
 		c.Close()
 		return
 	}

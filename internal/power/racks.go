@@ -197,11 +197,52 @@ func lost(id string, err error) error {
 }
 
 // Renew moves the rack's lease on request id on and returns its length.
+// A renewal shows the rack live, as a claim does.
 func (c *Coordinator) Renew(ctx context.Context, rackID, id string) (time.Duration, error) {
 	if _, err := c.held(ctx, rackID, id); err != nil {
 		return 0, err
 	}
-	return c.cfg.Lease, lost(id, c.q.ExtendPowerLease(ctx, id, RackOwner(rackID), c.now().Add(c.cfg.Lease)))
+	if err := c.q.ExtendPowerLease(ctx, id, RackOwner(rackID), c.now().Add(c.cfg.Lease)); err != nil {
+		return 0, lost(id, err)
+	}
+	c.touchRack(ctx, rackID)
+	return c.cfg.Lease, nil
+}
+
+// touchRack records a rack that renews a lease as live. A rack whose
+// every slot runs a command asks for no work until one ends, which for
+// commands to slow or dead BMCs may take minutes; counted as gone
+// meanwhile, it would have the requests for all its BMCs refused while
+// it works. It is written at most every rackTouchEvery, as claims are,
+// from the rack's row in the database, so a region that has not seen
+// the rack's claims (it restarted since) keeps it live too.
+func (c *Coordinator) touchRack(ctx context.Context, rackID string) {
+	now := c.now()
+	c.mu.Lock()
+	last, ok := c.rackNoted[rackID]
+	c.mu.Unlock()
+	if ok && now.Sub(last.at) < c.rackTouchEvery() {
+		return
+	}
+	rows, err := c.q.RackPowers(ctx, now.Add(-24*time.Hour))
+	if err != nil {
+		c.log.Warn("read power racks", "err", err)
+		return
+	}
+	for _, r := range rows {
+		if r.ID != rackID {
+			continue
+		}
+		r.Seen = now
+		if err := c.q.NoteRackPower(ctx, r); err != nil {
+			c.log.Warn("note power rack", "rack_id", rackID, "err", err)
+			return
+		}
+		c.mu.Lock()
+		c.rackNoted[rackID] = rackNote{key: r.Hostname + " " + strings.Join(r.Networks, ","), at: now}
+		c.mu.Unlock()
+		return
+	}
 }
 
 // Sent records that the rack is about to send request id's command.

@@ -30,6 +30,10 @@ type PowerConfig struct {
 	// suffix, new at every start, so that a restarted rack never takes
 	// for its own the leases of the process it replaced).
 	ID string
+	// Hostname is the name its claims give (default: this host's); a
+	// rack started with --hostname claims under that name, as it follows
+	// the region under it.
+	Hostname string
 	// Networks are the BMC networks declared with --bmc-network;
 	// InterfaceNetworks adds the subnets of this host's interfaces.
 	Networks          []netip.Prefix
@@ -103,6 +107,9 @@ func (w *PowerWorker) noteClaim(err error) {
 func StartPower(ctx context.Context, cl *client.Client, cfg PowerConfig) (*PowerWorker, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
+	}
+	if cfg.Hostname == "" {
+		cfg.Hostname, _ = os.Hostname()
 	}
 	if cfg.ID == "" {
 		cfg.ID = defaultRackID()
@@ -243,8 +250,8 @@ func (w *PowerWorker) dispatch(work PowerWork) {
 func (w *PowerWorker) claim(ctx context.Context, wait time.Duration) (*PowerWork, error) {
 	form := url.Values{PowerRackID: {w.cfg.ID}, PowerWait: {strconv.FormatFloat(wait.Seconds(), 'f', -1, 64)},
 		PowerNetworks: powerroute.Strings(w.nets), PowerUnreachable: w.bad.unreachable(time.Now())}
-	if h, err := os.Hostname(); err == nil {
-		form.Set("hostname", h)
+	if w.cfg.Hostname != "" {
+		form.Set("hostname", w.cfg.Hostname)
 	}
 	b, err := w.cl.Do(ctx, http.MethodPost, "rack/", url.Values{"op": {"power_claim"}}, form)
 	if ctx.Err() == nil {

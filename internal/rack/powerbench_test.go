@@ -14,6 +14,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/serve"
 	"github.com/anvilmetal/anvil/internal/store"
+	"github.com/anvilmetal/anvil/internal/testutil/simbmc"
 )
 
 // BenchmarkPowerQuery: one power query, from the coordinator's Do (what
@@ -60,9 +61,9 @@ func benchRegion(b *testing.B, rp serve.RackPower) (*serve.Server, machine.Machi
 	if err != nil {
 		b.Fatal(err)
 	}
-	sim := startBMC(b, nil, "127.0.0.1", 0)
+	sim := simbmc.Start(b, simbmc.Config{Addr: "127.0.0.1"})
 	form := url.Values{"hostname": {"bench"}, "architecture": {"amd64/generic"}, "mac_addresses": {"52:54:00:79:00:01"}}
-	for k, v := range sim.params() {
+	for k, v := range sim.Params() {
 		form[k] = v
 	}
 	cm, err := cl.CreateMachine(ctx, form)

@@ -110,6 +110,11 @@ func rackRegistration(t *testing.T, dbURL string) {
 		return enrolled && len(nets) == 1 && nets[0] == "192.0.2.0/24" && strings.Contains(got["tftp"].StatusInfo, rk.TFTP.String())
 	}
 	waitFor(t, "the rack's report of its services", reported)
+	// Its power claims name it as it enrolled, not by this host's name.
+	rps, err := srv.Store.RackPowers(ctx, time.Now().Add(-time.Minute))
+	if err != nil || len(rps) != 1 || rps[0].Hostname != "rack-one" {
+		t.Fatalf("power racks: %+v %v", rps, err)
+	}
 
 	// Restarted, it needs no secret: the one it had is spent anyway.
 	id := rk.SystemID

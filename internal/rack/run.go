@@ -225,6 +225,9 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	go func() { defer r.loops.Done(); r.Reporter.Run(ctx, cl, cfg.Log) }()
 	if cfg.Power != nil {
 		pc := *cfg.Power
+		if pc.Hostname == "" {
+			pc.Hostname = cfg.Hostname
+		}
 		if enrolled && pc.ID == "" {
 			pc.ID = PowerIDFor(creds.SystemID)
 		}

@@ -1,8 +1,8 @@
 package netns
 
 import (
-	"bytes"
 	"context"
+	"github.com/anvilmetal/anvil/internal/testutil/syncbuf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +32,7 @@ type DhclientRun struct {
 	cmd    *exec.Cmd
 	lf     string
 	exited chan error
-	out    *lockedBuffer
+	out    *syncbuf.Buffer
 	once   sync.Once
 }
 
@@ -50,7 +50,7 @@ func StartDhclient(t testing.TB, ns, iface, dir, tag, conf, script string) *Dhcl
 	if script == "" {
 		script = "/bin/true"
 	}
-	d := &DhclientRun{t: t, lf: lf, exited: make(chan error, 1), out: &lockedBuffer{}}
+	d := &DhclientRun{t: t, lf: lf, exited: make(chan error, 1), out: &syncbuf.Buffer{}}
 	d.cmd = exec.Command("ip", "netns", "exec", ns, "dhclient", "-d", "-1", "-v", "-cf", cf, "-lf", lf, "-pf", pf, "-sf", script, iface)
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
 	if err := d.cmd.Start(); err != nil {
@@ -113,21 +113,4 @@ func (d *DhclientRun) Stop() {
 		}
 		d.exited <- err
 	})
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
