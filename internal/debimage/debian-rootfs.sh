@@ -20,11 +20,14 @@
 #   mdadm lvm2         RAID and LVM in the initramfs and the booted system
 #   ifenslave vlan bridge-utils  bonds, VLANs and bridges under ifupdown,
 #                      which cloud-init renders the network config for
+#   resolvconf         puts the nameservers and search domains of that
+#                      config (dns-nameservers) into /etc/resolv.conf;
+#                      without it ifupdown ignores them
 set -eu
 out=$1
 suite=${SUITE:-bookworm}
 mirror=${MIRROR:-http://deb.debian.org/debian}
-packages=linux-image-amd64,extlinux,systemd-sysv,udev,e2fsprogs,ifupdown,isc-dhcp-client,cloud-init,python3-cffi-backend,openssh-server,sudo,grub2-common,grub-pc-bin,grub-efi-amd64-bin,efibootmgr,mdadm,lvm2,ifenslave,vlan,bridge-utils
+packages=linux-image-amd64,extlinux,systemd-sysv,udev,e2fsprogs,ifupdown,isc-dhcp-client,cloud-init,python3-cffi-backend,openssh-server,sudo,grub2-common,grub-pc-bin,grub-efi-amd64-bin,efibootmgr,mdadm,lvm2,ifenslave,vlan,bridge-utils,resolvconf
 
 root=$(mktemp -d /var/tmp/anvil-debian-rootfs.XXXXXX)
 # mktemp makes it 0700, and the tarball's ./ becomes the installed /:
