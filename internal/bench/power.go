@@ -48,6 +48,9 @@ type PowerResult struct {
 	// PerRack is how many BMC queries each bench rack ran during the
 	// sweep (empty with the rack inside `anvil serve`).
 	PerRack []int64
+	// HostBusy is the share of the host's CPU time (all cores) busy
+	// during the sweep, whoever used it: near 1, the sweep is CPU-bound.
+	HostBusy float64
 	// LoadBefore and LoadAfter are the 1-minute load average before the
 	// server started and after the latency samples.
 	LoadBefore, LoadAfter float64
@@ -188,6 +191,7 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	// pace of adding.
 	cpu0, _ := cpuTime(srv.pid())
 	self0, _ := cpuTime(os.Getpid())
+	busy0, total0, _ := machineCPU()
 	var perRack0 []int64
 	if rs != nil {
 		perRack0 = rs.counts()
@@ -206,6 +210,8 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	}
 	cpu1, _ := cpuTime(srv.pid())
 	self1, _ := cpuTime(os.Getpid())
+	busy1, total1, _ := machineCPU()
+	res.HostBusy = busyShare(busy0, total0, busy1, total1)
 	if rs != nil {
 		for i, c := range rs.counts() {
 			res.PerRack = append(res.PerRack, c-perRack0[i])

@@ -130,8 +130,8 @@ func (d countingDriver) Query(ctx context.Context, p map[string]string) (machine
 // bench process's CPU (BMCs and racks) and the load average.
 func PowerRacksMarkdown(rs []PowerResult) string {
 	var b strings.Builder
-	b.WriteString("| run | racks | workers per rack | BMCs | sweep | polls/s | polls per rack during sweep | region CPU | BMC+rack process CPU | API→BMC p50 | API→BMC p99 | region peak RSS | load before → after |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| run | racks | workers per rack | BMCs | sweep | polls/s | polls per rack during sweep | region CPU | BMC+rack process CPU | host CPU busy | API→BMC p50 | API→BMC p99 | region peak RSS | load before → after |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
 		racks, per := "in serve", "-"
 		if r.Racks > 0 {
@@ -142,8 +142,8 @@ func PowerRacksMarkdown(rs []PowerResult) string {
 			}
 			per = strings.Join(parts, " / ")
 		}
-		fmt.Fprintf(&b, "| %d | %s | %d | %d | %.1f s | %.0f | %s | %.1f s | %.1f s | %s | %s | %.0f MiB | %.1f → %.1f |\n",
-			r.Run, racks, r.Workers, r.Machines, r.SweepSeconds, r.PollsPerSec, per, r.SweepCPU, r.BenchCPU,
+		fmt.Fprintf(&b, "| %d | %s | %d | %d | %.1f s | %.0f | %s | %.1f s | %.1f s | %.0f%% | %s | %s | %.0f MiB | %.1f → %.1f |\n",
+			r.Run, racks, r.Workers, r.Machines, r.SweepSeconds, r.PollsPerSec, per, r.SweepCPU, r.BenchCPU, 100*r.HostBusy,
 			ms(r.APIToBMC.P50), ms(r.APIToBMC.P99), r.PeakRSSMiB, r.LoadBefore, r.LoadAfter)
 	}
 	return b.String()
