@@ -108,6 +108,7 @@ func benchPowerCmd() *cobra.Command {
 	c.Flags().StringVar(&cfg.DBURL, "db", "sqlite", "sqlite or a postgres:// URL whose role may create databases")
 	c.Flags().IntSliceVar(&cfg.Racks, "racks", []int{0}, "rack counts to compare: 0 is the rack inside anvil serve; N runs the region with --remote-power and N enrolled racks in the bench process, each with --workers slots, all declaring the BMCs' network (with this flag, --write-benchmarks writes the power-racks section)")
 	c.Flags().IntVar(&cfg.Runs, "runs", 1, "repeat the whole comparison this many times, interleaved")
+	c.Flags().StringVar(&cfg.ProfileDir, "profile", "", "directory for CPU profiles of each sweep: the region's (its first 10 s) and the bench process's (BMCs and racks); profiling slows what it measures")
 	writeFlag(c, &write, "power")
 	return c
 }

@@ -28,7 +28,10 @@ type PowerConfig struct {
 	Racks   []int
 	Runs    int // times the whole comparison is repeated (default 1)
 	Samples int // API-to-BMC latency samples
-	Out     io.Writer
+	// ProfileDir, if set, receives CPU profiles of each sweep: the
+	// region's (its first regionProfileSeconds) and this process's.
+	ProfileDir string
+	Out        io.Writer
 }
 
 // PowerResult is one run's figures.
@@ -164,6 +167,12 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	if res.Racks > 0 {
 		extra = append(extra, "--remote-power")
 	}
+	prof := &sweepProfiles{dir: cfg.ProfileDir, name: fmt.Sprintf("power-run%d-racks%d-workers%d", res.Run, res.Racks, res.Workers)}
+	pargs, err := prof.serverArgs()
+	if err != nil {
+		return res, err
+	}
+	extra = append(extra, pargs...)
 	srv, err := startServer(ctx, cfg.Binary, cfg.DBURL, res.Workers, extra...)
 	if err != nil {
 		return res, err
@@ -198,6 +207,8 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	}
 	start := time.Now()
 	pl.reset(start)
+	prof.start(ctx)
+	defer prof.stopSelf()
 	for n := pl.polled(); n < len(f.Machines); n = pl.polled() {
 		if time.Since(start) > 10*time.Minute {
 			return res, fmt.Errorf("sweep incomplete after 10 minutes: %d of %d polled", n, len(f.Machines))
@@ -211,6 +222,7 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	cpu1, _ := cpuTime(srv.pid())
 	self1, _ := cpuTime(os.Getpid())
 	busy1, total1, _ := machineCPU()
+	prof.stopSelf()
 	res.HostBusy = busyShare(busy0, total0, busy1, total1)
 	if rs != nil {
 		for i, c := range rs.counts() {
@@ -228,7 +240,7 @@ func powerRun(ctx context.Context, cfg PowerConfig, f *fleet.Fleet, pl *powerLog
 	}
 	res.PeakRSSMiB, _ = peakRSS(srv.pid())
 	res.LoadAfter = loadAverage()
-	return res, nil
+	return res, prof.wait()
 }
 
 // apiToBMC sends power on/off requests through the API to random machines
