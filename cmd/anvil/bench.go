@@ -69,7 +69,7 @@ func benchPowerCmd() *cobra.Command {
 	)
 	c := &cobra.Command{
 		Use:   "power",
-		Short: "Poll a lab fleet of virtual BMCs: sweep time, server CPU and RSS, API-to-BMC latency, per worker limit",
+		Short: "Poll a lab fleet of virtual BMCs: sweep time, server CPU and RSS, API-to-BMC latency, per worker limit and rack count",
 		RunE: func(c *cobra.Command, _ []string) error {
 			bin, err := os.Executable()
 			if err != nil {
@@ -79,13 +79,26 @@ func benchPowerCmd() *cobra.Command {
 			if cfg.DBURL == "sqlite" {
 				cfg.DBURL = ""
 			}
+			if cfg.Runs < 1 {
+				return fmt.Errorf("--runs must be at least 1")
+			}
+			for _, n := range cfg.Racks {
+				if n < 0 || n > 64 {
+					return fmt.Errorf("--racks: %d is not from 0 to 64", n)
+				}
+			}
 			rs, err := bench.RunPower(c.Context(), cfg)
-			table := bench.PowerMarkdown(rs)
+			// The comparison of rack counts has its own table and its own
+			// section, in the rack part of BENCHMARKS.md.
+			table, section := bench.PowerMarkdown(rs), "power"
+			if c.Flags().Changed("racks") || cfg.Runs > 1 {
+				table, section = bench.PowerRacksMarkdown(rs), "power-racks"
+			}
 			fmt.Fprint(c.OutOrStdout(), table)
 			if err != nil {
 				return err
 			}
-			return writeBenchmarks(write, "power", table)
+			return writeBenchmarks(write, section, table)
 		},
 	}
 	c.Flags().IntVar(&cfg.Machines, "machines", 10000, "lab machines, each with a BMC (redfish: 10 systems per service)")
@@ -93,6 +106,9 @@ func benchPowerCmd() *cobra.Command {
 	c.Flags().IntSliceVar(&cfg.Workers, "workers", []int{16, 64}, "worker limits to compare (16 is the default)")
 	c.Flags().IntVar(&cfg.Samples, "samples", 200, "API-to-BMC latency samples")
 	c.Flags().StringVar(&cfg.DBURL, "db", "sqlite", "sqlite or a postgres:// URL whose role may create databases")
+	c.Flags().IntSliceVar(&cfg.Racks, "racks", []int{0}, "rack counts to compare: 0 is the rack inside anvil serve; N runs the region with --remote-power and N enrolled racks in the bench process, each with --workers slots, all declaring the BMCs' network (with this flag, --write-benchmarks writes the power-racks section)")
+	c.Flags().IntVar(&cfg.Runs, "runs", 1, "repeat the whole comparison this many times, interleaved")
+	c.Flags().StringVar(&cfg.ProfileDir, "profile", "", "directory for CPU profiles of each sweep: the region's (its first 10 s) and the bench process's (BMCs and racks); profiling slows what it measures")
 	writeFlag(c, &write, "power")
 	return c
 }
