@@ -85,14 +85,24 @@ func TestRackProcess(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// The rack has the names before the region goes (they come in the
+	// same stream, not always in the same step as the machine).
+	q := new(dns.Msg)
+	q.SetQuestion("vip.maas.", dns.TypeA)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if r, err := dns.Exchange(q, "127.0.0.1:"+dport); err == nil && len(r.Answer) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the rack's DNS never answered vip.maas. while the region ran")
+		}
+	}
 	// Kill the region: the rack still answers.
 	_ = region.Process.Kill()
 	_ = region.Wait()
 	if code, body := get(); code != 200 || !strings.Contains(body, "pxe-known") {
 		t.Fatalf("with the region killed the rack answers %d %s", code, body)
 	}
-	q := new(dns.Msg)
-	q.SetQuestion("vip.maas.", dns.TypeA)
 	if r, err := dns.Exchange(q, "127.0.0.1:"+dport); err != nil || len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.20" {
 		t.Fatalf("with the region killed the rack's DNS answers %v %v", r, err)
 	}
