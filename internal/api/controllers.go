@@ -258,7 +258,8 @@ func rackOf(r *request) store.Rack {
 }
 
 // rackDNS keeps the addresses a rack says it answers DNS at that a
-// machine could use: a few, unicast, not loopback.
+// machine could use: unicast, not loopback, at most 32 (a rack on many
+// VLANs answers on each).
 func rackDNS(vs []string) []string {
 	var out []string
 	for _, v := range vs {
@@ -266,7 +267,7 @@ func rackDNS(vs []string) []string {
 		if err != nil || a.Zone() != "" || !a.IsGlobalUnicast() || slices.Contains(out, a.String()) {
 			continue
 		}
-		if out = append(out, a.String()); len(out) == 8 {
+		if out = append(out, a.String()); len(out) == 32 {
 			break
 		}
 	}

@@ -168,6 +168,11 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 	if fe := network.ValidateLink(n, network.Interface{VLANID: int(sn.VLANID)}, link, nil); len(fe) > 0 && mac == "" {
 		return fe
 	}
+	if held, err := s.rackHolds(r.Context(), ip); err != nil {
+		return err
+	} else if held {
+		return &statusError{http.StatusNotFound, "The IP address " + ip.String() + " is already in use."}
+	}
 	a.IP = ip.String()
 	a, err = s.store.CreateIPAddress(r.Context(), a)
 	var ce *store.ConflictError

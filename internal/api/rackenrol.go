@@ -88,6 +88,11 @@ func (s *Server) rackReport(w http.ResponseWriter, r *request) error {
 		return badField("status", "%v", err)
 	}
 	k := rackOf(r)
+	// The DNS addresses follow the rack's interfaces: one added since
+	// the rack connected is offered to machines from its next report.
+	if st.DNS != nil {
+		k.DNS = rackDNS(st.DNS)
+	}
 	b, _ := json.Marshal(st)
 	k.Report = string(b)
 	if err := s.store.ReportRack(r.Context(), k); errors.Is(err, store.ErrNotFound) {

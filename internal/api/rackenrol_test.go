@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -110,9 +111,36 @@ func TestRackEnrolment(t *testing.T) {
 				{Name: rack.ServiceDHCP, Status: rack.StatusRunning, Info: "on eth0"},
 				{Name: rack.ServiceDNS, Status: rack.StatusDead, Info: "not serving: port 53 taken"},
 			},
+			DNS: []string{"192.0.2.5", "fe80::1", "198.51.100.9", "127.0.0.1", "nonsense"},
 		}
 		rb, _ := json.Marshal(report)
 		e.must(http.StatusNoContent, "POST", "rack/?op=report", key, url.Values{"status": {string(rb)}}, nil)
+		// The DNS addresses a report gives replace the rack's (those a
+		// machine can use); a report without any keeps them.
+		dnsOf := func() string {
+			t.Helper()
+			rs, err := e.srv.Store.ListRacks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rs {
+				if r.SystemID == cred.SystemID {
+					return strings.Join(r.DNS, ",")
+				}
+			}
+			t.Fatalf("rack %s not listed", cred.SystemID)
+			return ""
+		}
+		if got := dnsOf(); got != "192.0.2.5,198.51.100.9" {
+			t.Errorf("DNS addresses after a report: %q", got)
+		}
+		noDNS := report
+		noDNS.DNS = nil
+		nb, _ := json.Marshal(noDNS)
+		e.must(http.StatusNoContent, "POST", "rack/?op=report", key, url.Values{"status": {string(nb)}}, nil)
+		if got := dnsOf(); got != "192.0.2.5,198.51.100.9" {
+			t.Errorf("DNS addresses after a report without them: %q", got)
+		}
 		for _, bad := range []string{"{", `{"services":[{"name":"ntp","status":"running"}]}`,
 			`{"interfaces":[{"name":"eth0","addresses":["192.0.2.300/24"]}]}`, `{"bmc_networks":["everything"]}`,
 			`{"services":[{"name":"dhcpd","status":"fine"}]}`} {

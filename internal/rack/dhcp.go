@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
@@ -24,7 +25,8 @@ func dhcpConfig(subnets []Subnet, serverIP netip.Addr, bootBase string, boot dhc
 		}
 	}
 	cfg := dhcp.Config{ServerIP: serverIP, Proxy: proxy, Boot: boot}
-	macs, ips := map[string]bool{}, map[netip.Addr]bool{}
+	// The server's own address is never a client's, whatever a row says.
+	macs, ips := map[string]bool{}, map[netip.Addr]bool{serverIP: true}
 	for _, s := range subnets {
 		d, err := convertSubnet(s)
 		d.RackDNS = rackDNS && s.AllowDNS
@@ -110,20 +112,49 @@ func servesDNSAt(addr net.Addr, ip netip.Addr) bool {
 }
 
 // dnsAddrs are the addresses clients can be given for DNS bound at
-// addr: on every address, the DHCP server's (when set) or the host's
-// IPv4 ones; else the one bound, on port 53.
-func dnsAddrs(addr net.Addr, dhcpIP netip.Addr) []netip.Addr {
-	if !servesDNSAt(addr, dhcpIP) {
-		ap, err := netip.ParseAddrPort(fmt.Sprint(addr))
-		if err != nil || ap.Port() != 53 || ap.Addr().IsLoopback() {
-			return nil
-		}
+// addr. Bound to every address, the rack answers at each of the host's
+// (host, from its interfaces now): the DHCP server's first (when set),
+// then the others, so a machine on any subnet the rack sits on can be
+// pointed at the rack's address there. Else the one address bound, on
+// port 53.
+func dnsAddrs(addr net.Addr, dhcpIP netip.Addr, host []netip.Addr) []netip.Addr {
+	if addr == nil {
+		return nil
+	}
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil || ap.Port() != 53 || ap.Addr().IsLoopback() {
+		return nil
+	}
+	if !ap.Addr().IsUnspecified() {
 		return []netip.Addr{ap.Addr().Unmap()}
 	}
-	if dhcpIP.IsValid() {
-		return []netip.Addr{dhcpIP}
+	var out []netip.Addr
+	if dhcpIP.IsValid() && !dhcpIP.IsLoopback() {
+		out = append(out, dhcpIP)
 	}
-	return hostIPv4()
+	for _, a := range host {
+		if a = a.Unmap(); a.IsGlobalUnicast() && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// statusAddrs are the addresses of a status report's interfaces that are
+// up.
+func statusAddrs(ifs []StatusInterface) []netip.Addr {
+	var out []netip.Addr
+	for _, i := range ifs {
+		if !i.Up {
+			continue
+		}
+		for _, a := range i.Addresses {
+			if p, err := netip.ParsePrefix(a); err == nil {
+				out = append(out, p.Addr())
+			}
+		}
+	}
+	return out
 }
 
 // dhcpObserver turns DHCP events into boot events on machines (or

@@ -24,6 +24,7 @@ func TestDHCPConfigHosts(t *testing.T) {
 		{MAC: "52:54:00:00:00:04", IP: "2001:db8::4"},               // IPv6
 		{MAC: "not-a-mac", IP: "192.0.2.12"},                        // junk
 		{MAC: "52:54:00:00:00:05", IP: "192.0.2.13", Hostname: "b"}, // fine
+		{MAC: "52:54:00:00:00:06", IP: "192.0.2.1"},                 // the server's own
 	}}}
 	cfg := dhcpConfig(subnets, netip.MustParseAddr("192.0.2.1"), "", dhcp.BootFiles{}, false, false, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if len(cfg.Hosts) != 2 || cfg.Hosts[0].IP.String() != "192.0.2.10" || cfg.Hosts[0].Hostname != "a" ||
@@ -55,6 +56,46 @@ func TestServesDNSAt(t *testing.T) {
 		if got := servesDNSAt(c.addr, c.ip); got != c.want {
 			t.Errorf("servesDNSAt(%v, %v) = %v", c.addr, c.ip, got)
 		}
+	}
+}
+
+// TestDNSAddrs: bound to every address, the rack offers each of the
+// host's usable addresses, the DHCP server's first; bound to one, that
+// one; on a port other than 53, or on loopback, none (no client can use
+// it).
+func TestDNSAddrs(t *testing.T) {
+	udp := func(s string) net.Addr { return net.UDPAddrFromAddrPort(netip.MustParseAddrPort(s)) }
+	addrs := func(ss ...string) []netip.Addr {
+		var out []netip.Addr
+		for _, s := range ss {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		return out
+	}
+	host := addrs("198.51.100.1", "192.0.2.1", "127.0.0.1", "fe80::1", "2001:db8::1", "::ffff:198.18.0.1")
+	dhcpIP := netip.MustParseAddr("192.0.2.1")
+	cases := []struct {
+		addr   net.Addr
+		dhcpIP netip.Addr
+		want   []netip.Addr
+	}{
+		{udp("0.0.0.0:53"), dhcpIP, addrs("192.0.2.1", "198.51.100.1", "2001:db8::1", "198.18.0.1")},
+		{udp("[::]:53"), netip.Addr{}, addrs("198.51.100.1", "192.0.2.1", "2001:db8::1", "198.18.0.1")},
+		{udp("198.51.100.1:53"), dhcpIP, addrs("198.51.100.1")},
+		{udp("0.0.0.0:5353"), dhcpIP, nil},
+		{udp("127.0.0.1:53"), dhcpIP, nil},
+		{nil, dhcpIP, nil},
+	}
+	for _, c := range cases {
+		if got := dnsAddrs(c.addr, c.dhcpIP, host); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("dnsAddrs(%v, %v) = %v, want %v", c.addr, c.dhcpIP, got, c.want)
+		}
+	}
+	// A status report's addresses: those of interfaces that are up.
+	ifs := []StatusInterface{{Name: "eth0", Up: true, Addresses: []string{"192.0.2.1/24", "fe80::1/64"}},
+		{Name: "eth1", Up: false, Addresses: []string{"203.0.113.1/24"}}}
+	if got := statusAddrs(ifs); !reflect.DeepEqual(got, addrs("192.0.2.1", "fe80::1")) {
+		t.Errorf("statusAddrs = %v", got)
 	}
 }
 

@@ -122,6 +122,7 @@ type Rack struct {
 	DNS       net.Addr // the DNS server's address, when enabled
 	DNSServer *dns.Server
 	DHCP      *dhcp.Server // nil unless DHCP is served
+	dhcpIP    netip.Addr   // the DHCP server's address, when set
 	// SystemID is the rack's id in the region once it has enrolled.
 	SystemID string
 	leases   dhcp.LeaseStore
@@ -216,7 +217,8 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		cfg.Hostname, _ = os.Hostname()
 	}
 	hello := map[string][]string{"hostname": {cfg.Hostname}}
-	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP) {
+	r.dhcpIP = cfg.DHCPServerIP
+	for _, a := range dnsAddrs(r.DNS, cfg.DHCPServerIP, statusAddrs(hostInterfaces())) {
 		hello["dns"] = append(hello["dns"], a.String())
 	}
 	// Close waits for these: the cache must not be written after it.

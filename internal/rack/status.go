@@ -70,6 +70,9 @@ func (r *Rack) ReportPower(w *PowerWorker) { r.power.Store(w) }
 // status is the report sent to the region.
 func (r *Rack) status() Status {
 	s := Status{Interfaces: hostInterfaces(), Services: r.Services(), BMCNetworks: []string{}}
+	for _, a := range dnsAddrs(r.DNS, r.dhcpIP, statusAddrs(s.Interfaces)) {
+		s.DNS = append(s.DNS, a.String())
+	}
 	if pw := r.power.Load(); pw != nil {
 		s.BMCNetworks = powerroute.Strings(pw.Networks())
 	}

@@ -18,6 +18,9 @@ type Status struct {
 	Interfaces  []StatusInterface `json:"interfaces"`
 	BMCNetworks []string          `json:"bmc_networks"`
 	Services    []ServiceStatus   `json:"services"`
+	// DNS are the addresses the rack answers DNS at now (a rack serving
+	// on every address gains one with each interface it gets).
+	DNS []string `json:"dns,omitempty"`
 }
 
 // StatusInterface is one of the rack host's network interfaces.

@@ -141,6 +141,15 @@ func (s *Service) dryAllocate(ctx context.Context, n *network.Network, nm *netwo
 	out := *nm
 	out.Interfaces = make([]network.Interface, len(nm.Interfaces))
 	taken := map[netip.Addr]bool{}
+	racks, err := s.Store.ListRacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, rk := range racks {
+		for _, a := range rk.Addresses() {
+			taken[a] = true
+		}
+	}
 	read := map[int]bool{}
 	for k, i := range nm.Interfaces {
 		i.Links = append([]network.Link(nil), i.Links...)

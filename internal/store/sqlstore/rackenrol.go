@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/store"
@@ -125,14 +126,19 @@ func (s *Store) RackCredentialByToken(ctx context.Context, tokenKey string) (sto
 // enrolled rack, only while it is still recorded, as TouchRack).
 func (s *Store) ReportRack(ctx context.Context, r store.Rack) error {
 	now := s.tv(s.now())
+	// A report without DNS addresses (r.DNS nil) keeps those the rack
+	// gave when it connected.
+	dns, keep := strings.Join(r.DNS, ","), r.DNS == nil
 	if r.Enrolled {
-		return s.updateEnrolled(ctx, r, `hostname = ?, address = ?, version = ?, seen = ?, report = ?, reported = ?`,
-			r.Hostname, r.Address, r.Version, now, r.Report, now)
+		return s.updateEnrolled(ctx, r, `hostname = ?, address = ?, version = ?, seen = ?, report = ?, reported = ?,
+			dns_addresses = CASE WHEN ? THEN dns_addresses ELSE ? END`,
+			r.Hostname, r.Address, r.Version, now, r.Report, now, keep, dns)
 	}
-	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, report, reported) VALUES (?, ?, ?, ?, ?, ?, ?)
+	_, err := s.conn(s.write).exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, report, reported, dns_addresses) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (system_id) DO UPDATE SET hostname = excluded.hostname, address = excluded.address, version = excluded.version,
-		seen = excluded.seen, report = excluded.report, reported = excluded.reported`,
-		r.SystemID, r.Hostname, r.Address, r.Version, now, r.Report, now)
+		seen = excluded.seen, report = excluded.report, reported = excluded.reported,
+		dns_addresses = CASE WHEN ? THEN racks.dns_addresses ELSE excluded.dns_addresses END`,
+		r.SystemID, r.Hostname, r.Address, r.Version, now, r.Report, now, dns, keep)
 	if err != nil {
 		return fmt.Errorf("record report of rack %s: %w", r.SystemID, err)
 	}
