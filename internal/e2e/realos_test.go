@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ import (
 // TestDeployDebianNetworkAndStorage deploys the README's Debian image the
 // way servers run: a UEFI machine with three NICs on two fabrics and two
 // disks. Through MAAS's API it gets an active-backup bond of NICs 1 and 2
-// (DHCP on the provisioning subnet), VLAN 100 on the bond with a STATIC
+// (AUTO on the provisioning subnet), VLAN 100 on the bond with a STATIC
 // address, NIC 3 AUTO on another subnet, and a custom layout: the ESP on
 // the first disk, RAID 1 across both for /boot, LVM on RAID 1 for / and
 // swap. The test logs in over SSH at the static address and reads the
@@ -84,16 +85,16 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	s.api("POST", "ipranges/", url.Values{"type": {"reserved"}, "start_ip": {"198.51.100.1"}, "end_ip": {"198.51.100.9"},
 		"subnet": {strconv.Itoa(other.ID)}, "comment": {"the namespace's side"}}, nil)
 
-	// The provisioning subnet names the rack as its resolver, so the
-	// deployed OS's DHCP lease (on the bond) points it at Anvil's DNS; a
-	// record for another host checks names beyond the machine's own.
-	s.api("PUT", fmt.Sprintf("subnets/%d/", prov.ID), url.Values{"dns_servers": {regionIP}}, nil)
+	// A record for another host checks names beyond the machine's own.
 	s.api("POST", "dnsresources/", url.Values{"fqdn": {"peer.maas"}, "ip_addresses": {"198.51.100.77"}}, nil)
 
 	var bond, vlanIf apiIface
 	s.api("POST", n+"interfaces/?op=create_bond", url.Values{"name": {"bond0"}, "parents": {strconv.Itoa(n1.ID), strconv.Itoa(n2.ID)},
 		"bond_mode": {"active-backup"}, "bond_miimon": {"100"}, "vlan": {strconv.Itoa(prov.VLAN.ID)}}, &bond)
-	s.api("POST", fmt.Sprintf("%sinterfaces/%d/?op=link_subnet", n, bond.ID), url.Values{"mode": {"DHCP"}, "subnet": {strconv.Itoa(prov.ID)}}, nil)
+	// AUTO, not DHCP, on the bond: under Debian's ifupdown a bond is
+	// brought up before its members join it (ifenslave), so dhclient
+	// would run on an empty bond with a made-up MAC (see the README).
+	s.api("POST", fmt.Sprintf("%sinterfaces/%d/?op=link_subnet", n, bond.ID), url.Values{"mode": {"AUTO"}, "subnet": {strconv.Itoa(prov.ID)}}, nil)
 	s.api("POST", n+"interfaces/?op=create_vlan", url.Values{"vlan": {strconv.Itoa(v100.ID)}, "parent": {strconv.Itoa(bond.ID)}}, &vlanIf)
 	s.api("POST", fmt.Sprintf("%sinterfaces/%d/?op=link_subnet", n, vlanIf.ID), url.Values{"mode": {"STATIC"},
 		"subnet": {strconv.Itoa(tagged.ID)}, "ip_address": {"198.18.100.10"}}, nil)
@@ -111,14 +112,17 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	s.waitStatus(id, "Deployed", install, b)
 	t.Logf("op=deploy to DEPLOYED: %.0f s", time.Since(t0).Seconds())
 
-	auto := ""
+	auto, bondIP := "", ""
 	for _, i := range s.interfaces(id) {
 		if i.ID == n3.ID && len(i.Links) == 1 {
 			auto = i.Links[0].IP
 		}
+		if i.ID == bond.ID && len(i.Links) == 1 {
+			bondIP = i.Links[0].IP
+		}
 	}
-	if !strings.HasPrefix(auto, "198.51.100.") {
-		t.Fatalf("NIC 3's AUTO link has address %q", auto)
+	if !strings.HasPrefix(auto, "198.51.100.") || !strings.HasPrefix(bondIP, "192.0.2.") {
+		t.Fatalf("NIC 3's AUTO link has address %q, the bond's %q", auto, bondIP)
 	}
 
 	g := guest{s: s, key: sshKey, b: b, hostname: "row-r-u1"}
@@ -134,22 +138,36 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	if out := run(static, "ip -d link show bond0.100"); !strings.Contains(out, "vlan protocol 802.1Q id 100") {
 		t.Fatalf("ip -d link show bond0.100:\n%s", out)
 	}
-	if out := run(static, "ip -br addr"); !strings.Contains(out, static+"/24") || !strings.Contains(out, auto+"/24") {
-		t.Fatalf("ip -br addr lacks %s or %s:\n%s", static, auto, out)
+	if out := run(static, "ip -br addr"); !strings.Contains(out, static+"/24") || !strings.Contains(out, auto+"/24") ||
+		!strings.Contains(out, bondIP+"/24") {
+		t.Fatalf("ip -br addr lacks %s, %s or %s:\n%s", static, auto, bondIP, out)
 	}
 	if out := run(static, "ip route"); !strings.Contains(out, "default via 198.51.100.1") {
 		t.Fatalf("ip route: no default via the subnet's gateway:\n%s", out)
 	}
 	checkStorage(t, func(c string) string { return run(static, c) })
 	run(static, "cloud-init status --wait >/dev/null || true")
-	// Names resolve through Anvil's DNS on the rack: the machine's own
-	// FQDN to one of its addresses, and another host's record.
-	if out := run(static, "getent hosts row-r-u1.maas"); !strings.Contains(out, static) && !strings.Contains(out, auto) &&
-		!strings.Contains(out, "192.0.2.") {
-		t.Fatalf("getent hosts row-r-u1.maas: %q", out)
+	// Names resolve through Anvil's DNS on the rack, which the machine
+	// is told of at the rack's address on each of its subnets (the
+	// rack's own is 198.18.100.1 on VLAN 100, 198.51.100.1 on the other
+	// fabric): the machine's own FQDN to its boot bond's address, and
+	// another host's record.
+	resolv := run(static, "cat /etc/resolv.conf")
+	servers := regexp.MustCompile(`(?m)^nameserver (\S+)$`).FindAllStringSubmatch(resolv, -1)
+	if len(servers) == 0 || !strings.Contains(resolv, "\nsearch maas") {
+		t.Fatalf("/etc/resolv.conf names no nameserver or does not search maas:\n%s", resolv)
 	}
-	if out := run(static, "getent hosts peer.maas"); !strings.Contains(out, "198.51.100.77") {
-		t.Fatalf("getent hosts peer.maas: %q (resolv.conf: %s)", out, run(static, "cat /etc/resolv.conf"))
+	for _, ns := range servers {
+		// The rack's addresses (the lab's BMC too lives in its namespace).
+		if !slices.Contains([]string{regionIP, "198.18.100.1", "198.51.100.1", "192.0.2.30"}, ns[1]) {
+			t.Fatalf("/etc/resolv.conf names %s, not an address of the rack:\n%s", ns[1], resolv)
+		}
+	}
+	if out, err := ssh(static, "getent hosts row-r-u1.maas"); err != nil || !strings.Contains(out, bondIP) {
+		t.Fatalf("getent hosts row-r-u1.maas: %v %q (resolv.conf:\n%s)", err, out, resolv)
+	}
+	if out, err := ssh(static, "getent hosts peer.maas"); err != nil || !strings.Contains(out, "198.51.100.77") {
+		t.Fatalf("getent hosts peer.maas: %v %q (resolv.conf:\n%s)", err, out, resolv)
 	}
 	if out := run(static, "cat /etc/anvil-e2e"); !strings.Contains(out, "deployed-by-anvil") {
 		t.Fatalf("user data's file: %q", out)
