@@ -85,7 +85,20 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	s.api("POST", "ipranges/", url.Values{"type": {"reserved"}, "start_ip": {"198.51.100.1"}, "end_ip": {"198.51.100.9"},
 		"subnet": {strconv.Itoa(other.ID)}, "comment": {"the namespace's side"}}, nil)
 
-	// A record for another host checks names beyond the machine's own.
+	// Another node (a device with a STATIC address, as Juju registers a
+	// container) and a DNS record check names beyond the machine's own.
+	var peer struct {
+		SystemID   string `json:"system_id"`
+		Interfaces []struct {
+			ID int `json:"id"`
+		} `json:"interface_set"`
+	}
+	s.api("POST", "devices/", url.Values{"hostname": {"peer-node"}, "mac_addresses": {"52:54:00:0e:09:09"}}, &peer)
+	if len(peer.Interfaces) != 1 {
+		t.Fatalf("device: %+v", peer)
+	}
+	s.api("POST", fmt.Sprintf("nodes/%s/interfaces/%d/?op=link_subnet", peer.SystemID, peer.Interfaces[0].ID),
+		url.Values{"mode": {"STATIC"}, "subnet": {strconv.Itoa(prov.ID)}, "ip_address": {"192.0.2.77"}}, nil)
 	s.api("POST", "dnsresources/", url.Values{"fqdn": {"peer.maas"}, "ip_addresses": {"198.51.100.77"}}, nil)
 
 	var bond, vlanIf apiIface
@@ -150,8 +163,8 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	// Names resolve through Anvil's DNS on the rack, which the machine
 	// is told of at the rack's address on each of its subnets (the
 	// rack's own is 198.18.100.1 on VLAN 100, 198.51.100.1 on the other
-	// fabric): the machine's own FQDN to its boot bond's address, and
-	// another host's record.
+	// fabric): the machine's own FQDN to its boot bond's address, the
+	// device's, and the record.
 	resolv := run(static, "cat /etc/resolv.conf")
 	servers := regexp.MustCompile(`(?m)^nameserver (\S+)$`).FindAllStringSubmatch(resolv, -1)
 	if len(servers) == 0 || !strings.Contains(resolv, "\nsearch maas") {
@@ -166,8 +179,10 @@ func TestDeployDebianNetworkAndStorage(t *testing.T) {
 	if out, err := ssh(static, "getent hosts row-r-u1.maas"); err != nil || !strings.Contains(out, bondIP) {
 		t.Fatalf("getent hosts row-r-u1.maas: %v %q (resolv.conf:\n%s)", err, out, resolv)
 	}
-	if out, err := ssh(static, "getent hosts peer.maas"); err != nil || !strings.Contains(out, "198.51.100.77") {
-		t.Fatalf("getent hosts peer.maas: %v %q (resolv.conf:\n%s)", err, out, resolv)
+	for name, want := range map[string]string{"peer-node.maas": "192.0.2.77", "peer.maas": "198.51.100.77"} {
+		if out, err := ssh(static, "getent hosts "+name); err != nil || !strings.Contains(out, want) {
+			t.Fatalf("getent hosts %s: %v %q (resolv.conf:\n%s)", name, err, out, resolv)
+		}
 	}
 	if out := run(static, "cat /etc/anvil-e2e"); !strings.Contains(out, "deployed-by-anvil") {
 		t.Fatalf("user data's file: %q", out)
