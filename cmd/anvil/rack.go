@@ -66,7 +66,7 @@ func rackCmd() *cobra.Command {
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&cfg.RegionURL, "region", "", "the region's URL, http://host:5240/MAAS/")
+	f.StringVar(&cfg.RegionURL, "region", "", "the region's URL, http://host:5240/MAAS/; several regions sharing one database separated by commas (the rack moves to the next when one cannot be reached)")
 	f.StringVar(&cfg.RegionCA, "ca-file", "", "PEM certificate(s) to trust for an https --region, e.g. the region's self-signed certificate")
 	f.StringVar(&cfg.EnrolSecret, "enrol-secret", os.Getenv("ANVIL_RACK_ENROL_SECRET"),
 		"one-time secret to enrol with, from anvil rack secret on the region (or $ANVIL_RACK_ENROL_SECRET); used once, when the rack has no credential in --data")

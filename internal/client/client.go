@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,7 +32,12 @@ type Client struct {
 	// long it will wait before reconnecting, so a CLI can say so.
 	OnWatchRetry func(err error, wait time.Duration)
 
-	base  *url.URL // normalised, ends in "/MAAS/"
+	// bases are the servers, normalised, each ending in "/MAAS/"; cur
+	// is the one requests go to. Regions sharing one database answer
+	// alike, so a request that cannot reach one moves the next to the
+	// one after it.
+	bases []*url.URL
+	cur   atomic.Int32
 	creds Credentials
 
 	// Seams for tests; New sets real ones.
@@ -47,15 +53,31 @@ const Anonymous = ""
 // New returns a client for the server at baseURL (see NormalizeURL) that
 // signs requests with apiKey ("consumer:token:secret").
 func New(baseURL, apiKey string) (*Client, error) {
-	norm, err := NormalizeURL(baseURL)
-	if err != nil {
-		return nil, err
+	return NewMulti([]string{baseURL}, apiKey)
+}
+
+// NewMulti returns a client for several servers that answer alike
+// (regions sharing one database). Requests go to the first; one that
+// cannot reach its server (no connection, no answer) fails as before,
+// and the requests after it go to the next server, round the list.
+func NewMulti(baseURLs []string, apiKey string) (*Client, error) {
+	if len(baseURLs) == 0 {
+		return nil, errors.New("server URL is empty")
 	}
-	base, err := url.Parse(norm)
-	if err != nil {
-		return nil, fmt.Errorf("server URL: %w", err)
+	var bases []*url.URL
+	for _, b := range baseURLs {
+		norm, err := NormalizeURL(b)
+		if err != nil {
+			return nil, err
+		}
+		base, err := url.Parse(norm)
+		if err != nil {
+			return nil, fmt.Errorf("server URL: %w", err)
+		}
+		bases = append(bases, base)
 	}
 	var creds Credentials
+	var err error
 	if apiKey != Anonymous {
 		if creds, err = ParseAPIKey(apiKey); err != nil {
 			return nil, err
@@ -68,7 +90,7 @@ func New(baseURL, apiKey string) (*Client, error) {
 	return &Client{
 		HTTP:      &http.Client{Transport: tr},
 		UserAgent: "anvil-client",
-		base:      base,
+		bases:     bases,
 		creds:     creds,
 		now:       time.Now,
 		nonce:     newNonce,
@@ -78,8 +100,9 @@ func New(baseURL, apiKey string) (*Client, error) {
 	}, nil
 }
 
-// BaseURL returns the normalised server URL, e.g. "http://host:5240/MAAS/".
-func (c *Client) BaseURL() string { return c.base.String() }
+// BaseURL returns the normalised URL of the server requests go to now,
+// e.g. "http://host:5240/MAAS/".
+func (c *Client) BaseURL() string { return c.bases[c.cur.Load()].String() }
 
 // NormalizeURL turns what a user types into the base URL the API hangs off:
 // "host:5240", "http://host:5240", ".../MAAS" and ".../MAAS/api/2.0/" all
@@ -143,7 +166,8 @@ func (c *Client) send(ctx context.Context, method, path string, query, form url.
 
 // sendBody is send with any body (nil for none) of the given content type.
 func (c *Client) sendBody(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType, accept string) (*http.Response, error) {
-	u := c.base.String() + apiPrefix + path
+	at := c.cur.Load()
+	u := c.bases[at].String() + apiPrefix + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
@@ -161,6 +185,11 @@ func (c *Client) sendBody(ctx context.Context, method, path string, query url.Va
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
+		if ctx.Err() == nil && len(c.bases) > 1 {
+			// The server is unreachable: the next request tries the
+			// next one (unless another request moved on already).
+			c.cur.CompareAndSwap(at, (at+1)%int32(len(c.bases)))
+		}
 		return nil, err // net/http's error already names the method and URL
 	}
 	if resp.StatusCode/100 != 2 {

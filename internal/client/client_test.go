@@ -213,3 +213,52 @@ func TestFormsAreURLEncoded(t *testing.T) {
 		t.Errorf("form = %v", form)
 	}
 }
+
+// TestClientMovesToTheNextServer: with several servers, a request that
+// cannot reach its server fails, and the next goes to the next server;
+// a server that answers, even with an error, keeps the requests.
+func TestClientMovesToTheNextServer(t *testing.T) {
+	hits := map[string]int{}
+	serve := func(name string, code int) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits[name]++
+			w.WriteHeader(code)
+			_, _ = io.WriteString(w, `{"server":"`+name+`"}`)
+		}))
+	}
+	dead := serve("dead", 200)
+	dead.Close() // nothing listens there now
+	one, two := serve("one", 500), serve("two", 200)
+	defer one.Close()
+	defer two.Close()
+	c, err := NewMulti([]string{dead.URL, one.URL, two.URL}, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.Do(ctx, "GET", "version/", nil, nil); err == nil {
+		t.Fatal("a request to the dead server succeeded")
+	}
+	if !strings.HasPrefix(c.BaseURL(), one.URL) {
+		t.Fatalf("after the dead server failed, requests go to %s", c.BaseURL())
+	}
+	for range 2 {
+		var ae *APIError
+		if _, err := c.Do(ctx, "GET", "version/", nil, nil); !errors.As(err, &ae) || ae.Status != 500 {
+			t.Fatalf("server one's answer: %v", err)
+		}
+	}
+	if hits["one"] != 2 || hits["two"] != 0 || !strings.HasPrefix(c.BaseURL(), one.URL) {
+		t.Fatalf("a server that answers kept the requests: hits %v, now at %s", hits, c.BaseURL())
+	}
+	one.Close()
+	if _, err := c.Do(ctx, "GET", "version/", nil, nil); err == nil {
+		t.Fatal("a request to the closed server one succeeded")
+	}
+	if b, err := c.Do(ctx, "GET", "version/", nil, nil); err != nil || !strings.Contains(string(b), "two") {
+		t.Fatalf("after server one went: %s %v", b, err)
+	}
+	if _, err := NewMulti(nil, testKey); err == nil {
+		t.Error("a client with no server")
+	}
+}

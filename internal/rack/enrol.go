@@ -139,7 +139,17 @@ func credentials(ctx context.Context, cfg Config) (c Credentials, ok bool, err e
 	if host == "" {
 		host, _ = os.Hostname()
 	}
-	if c, err = Enrol(ctx, cfg.RegionURL, cfg.RegionCA, cfg.EnrolSecret, host, cfg.Version); err != nil {
+	// The first region that answers decides; one that refuses (a spent
+	// secret) is not asked again elsewhere.
+	for _, region := range RegionURLs(cfg.RegionURL) {
+		c, err = Enrol(ctx, region, cfg.RegionCA, cfg.EnrolSecret, host, cfg.Version)
+		var ae *client.APIError
+		if err == nil || errors.As(err, &ae) {
+			break
+		}
+		cfg.Log.Warn("region not reached for enrolment", "region", region, "err", err)
+	}
+	if err != nil {
 		return Credentials{}, false, err
 	}
 	if err := SaveCredentials(cfg.DataDir, c); err != nil {
@@ -147,4 +157,15 @@ func credentials(ctx context.Context, cfg Config) (c Credentials, ok bool, err e
 	}
 	cfg.Log.Info("rack enrolled", "system_id", c.SystemID, "hostname", c.Hostname)
 	return c, true, nil
+}
+
+// RegionURLs are the regions a --region value names, separated by commas.
+func RegionURLs(s string) []string {
+	var out []string
+	for _, u := range strings.Split(s, ",") {
+		if u = strings.TrimSpace(u); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }

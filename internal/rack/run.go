@@ -37,7 +37,10 @@ type Config struct {
 	// anvil serve); otherwise Start holds it and refuses one another
 	// process holds.
 	HeldDataDir bool
-	RegionURL   string // http://region:5240/MAAS/
+	// RegionURL is the region, http://region:5240/MAAS/, or several
+	// regions sharing one database separated by commas: the rack calls
+	// the first, and moves to the next when one cannot be reached.
+	RegionURL string
 	// Version is this rack's Anvil version, told to the region (its
 	// rackcontrollers/ shows it).
 	Version string
@@ -167,7 +170,7 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 	if enrolled {
 		signKey = creds.SigningKey()
 	}
-	cl, err := client.New(cfg.RegionURL, creds.APIKey)
+	cl, err := client.NewMulti(RegionURLs(cfg.RegionURL), creds.APIKey)
 	if err == nil {
 		err = cl.TrustCAFile(cfg.RegionCA)
 	}
