@@ -19,15 +19,9 @@ import (
 // PostgreSQL follows the first; when that region is killed it follows
 // the second, so a machine added there is answered by the rack.
 func TestRackFollowsTheNextRegion(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	bin := anvilBinary(t)
 	db := pgtest.URL(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "anvil")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
 	env := append(os.Environ(), "ANVIL_SECRET_KEY="+strings.Repeat("6b", 32))
 	var bases []string
 	var regions []*exec.Cmd
