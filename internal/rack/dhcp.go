@@ -132,8 +132,9 @@ func dnsAddrs(addr net.Addr, dhcpIP netip.Addr, host []netip.Addr) []netip.Addr 
 	if dhcpIP.IsValid() && !dhcpIP.IsLoopback() {
 		out = append(out, dhcpIP)
 	}
+	v4only := ap.Addr().Is4() // 0.0.0.0 answers on IPv4 alone
 	for _, a := range host {
-		if a = a.Unmap(); a.IsGlobalUnicast() && !slices.Contains(out, a) {
+		if a = a.Unmap(); a.IsGlobalUnicast() && (a.Is4() || !v4only) && !slices.Contains(out, a) {
 			out = append(out, a)
 		}
 	}
