@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -456,27 +455,12 @@ func (s *Server) checkStatic(ctx context.Context, e *ifaceEdit, l network.Link) 
 			return fielderr.Errors{"ip_address": {"IP address is already in use."}}
 		}
 	}
-	if held, err := s.rackHolds(ctx, l.IP); err != nil {
+	if held, err := s.store.RackAddresses(ctx); err != nil {
 		return fielderr.Errors{fielderr.All: {"cannot read the racks' addresses"}}
-	} else if held {
+	} else if held[l.IP] {
 		return fielderr.Errors{"ip_address": {"IP address is already in use."}}
 	}
 	return nil
-}
-
-// rackHolds says whether ip is one of a rack's own addresses, which no
-// machine, device or reservation may take.
-func (s *Server) rackHolds(ctx context.Context, ip netip.Addr) (bool, error) {
-	racks, err := s.store.ListRacks(ctx)
-	if err != nil {
-		return false, err
-	}
-	for _, rk := range racks {
-		if slices.Contains(rk.Addresses(), ip) {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 func (s *Server) unlinkSubnet(w http.ResponseWriter, r *request) error {

@@ -168,9 +168,9 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 	if fe := network.ValidateLink(n, network.Interface{VLANID: int(sn.VLANID)}, link, nil); len(fe) > 0 && mac == "" {
 		return fe
 	}
-	if held, err := s.rackHolds(r.Context(), ip); err != nil {
+	if held, err := s.store.RackAddresses(r.Context()); err != nil {
 		return err
-	} else if held {
+	} else if held[ip] {
 		return &statusError{http.StatusNotFound, "The IP address " + ip.String() + " is already in use."}
 	}
 	a.IP = ip.String()

@@ -140,15 +140,9 @@ func (s *Service) prepareDeployNetwork(ctx context.Context, actor machine.Actor,
 func (s *Service) dryAllocate(ctx context.Context, n *network.Network, nm *network.Machine) (*network.Machine, error) {
 	out := *nm
 	out.Interfaces = make([]network.Interface, len(nm.Interfaces))
-	taken := map[netip.Addr]bool{}
-	racks, err := s.Store.ListRacks(ctx)
+	taken, err := s.Store.RackAddresses(ctx)
 	if err != nil {
 		return nil, err
-	}
-	for _, rk := range racks {
-		for _, a := range rk.Addresses() {
-			taken[a] = true
-		}
 	}
 	read := map[int]bool{}
 	for k, i := range nm.Interfaces {

@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -618,6 +619,9 @@ type Store interface {
 	// hostname.
 	TouchRack(ctx context.Context, r Rack) error
 	ListRacks(ctx context.Context) ([]Rack, error)
+	// RackAddresses are every rack's own addresses (Rack.Addresses),
+	// which no machine, device or reservation may take.
+	RackAddresses(ctx context.Context) (map[netip.Addr]bool, error)
 	// Racks enrol with a one-time secret an administrator issues
 	// (CreateRackSecret returns it; only its hash is kept). EnrolRack
 	// spends the secret and records the rack with a new credential, in

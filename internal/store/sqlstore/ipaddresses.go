@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
-	"strings"
 
 	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -172,9 +172,13 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 				if taken, err = assignedIPs(ctx, c, a.SubnetID); err != nil {
 					return err
 				}
-				if err := addRackAddrs(ctx, c, taken); err != nil {
+				// A machine given a rack's own address would answer ARP
+				// for its rack.
+				racks, err := rackAddrs(ctx, c)
+				if err != nil {
 					return err
 				}
+				maps.Copy(taken, racks)
 				reserved, err := reservationsOn(ctx, c, a.SubnetID)
 				if err != nil {
 					return err
@@ -296,23 +300,6 @@ func assignedIPs(ctx context.Context, c conn, subnetID int64) (map[netip.Addr]bo
 		return nil
 	})
 	return out, err
-}
-
-// addRackAddrs marks the racks' own addresses taken: a machine given
-// one would answer ARP for its rack.
-func addRackAddrs(ctx context.Context, c conn, taken map[netip.Addr]bool) error {
-	return eachRow(ctx, c, `SELECT dns_addresses, report FROM racks`, nil, func(r *sql.Rows) error {
-		var k store.Rack
-		var dns string
-		if err := r.Scan(&dns, &k.Report); err != nil {
-			return err
-		}
-		k.DNS = strings.Split(dns, ",")
-		for _, a := range k.Addresses() {
-			taken[a] = true
-		}
-		return nil
-	})
 }
 
 func (s *Store) ReleaseAutoIPs(ctx context.Context, systemID string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/anvilmetal/anvil/internal/store"
@@ -59,8 +60,31 @@ func (s *Store) updateEnrolled(ctx context.Context, r store.Rack, set string, ar
 
 // ListRacks lists the racks recorded, by hostname.
 func (s *Store) ListRacks(ctx context.Context) ([]store.Rack, error) {
+	return listRacks(ctx, s.conn(s.read))
+}
+
+// RackAddresses are the racks' own addresses (see store.Rack.Addresses).
+func (s *Store) RackAddresses(ctx context.Context) (map[netip.Addr]bool, error) {
+	return rackAddrs(ctx, s.conn(s.read))
+}
+
+func rackAddrs(ctx context.Context, c conn) (map[netip.Addr]bool, error) {
+	racks, err := listRacks(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	out := map[netip.Addr]bool{}
+	for _, rk := range racks {
+		for _, a := range rk.Addresses() {
+			out[a] = true
+		}
+	}
+	return out, nil
+}
+
+func listRacks(ctx context.Context, c conn) ([]store.Rack, error) {
 	var out []store.Rack
-	err := eachRow(ctx, s.conn(s.read), `SELECT system_id, hostname, address, version, seen, dns_addresses, enrolled, report, reported
+	err := eachRow(ctx, c, `SELECT system_id, hostname, address, version, seen, dns_addresses, enrolled, report, reported
 		FROM racks ORDER BY hostname, system_id`, nil,
 		func(r *sql.Rows) error {
 			var k store.Rack
