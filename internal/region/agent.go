@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -480,13 +479,11 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	}
 	var inv *machine.Inventory
 	if data, ok := files[agentapi.InventoryFile]; ok {
-		inv = new(machine.Inventory)
-		if err := json.Unmarshal(data, inv); err != nil {
+		decoded, err := machine.DecodeInventory(data)
+		if err != nil {
 			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
 		}
-		if err := machine.CheckInventory(*inv); err != nil {
-			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
-		}
+		inv = &decoded
 	}
 	if len(errText) > 4096 {
 		errText = errText[:4096]
