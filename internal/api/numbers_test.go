@@ -344,6 +344,19 @@ func TestAPIStringsAreText(t *testing.T) {
 				t.Errorf("GET %s: %d %.200s, want 400", path, resp.StatusCode, b)
 			}
 		}
+		// Credentials: a key that is not text is refused, not looked up.
+		for _, key := range []string{"a%00:b:c", "a:%ff:c"} {
+			req, _ := http.NewRequest("GET", e.base+"api/2.0/machines/", nil)
+			req.Header.Set("Authorization", oauth(key))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("an API key %q: %d, want 401", key, resp.StatusCode)
+			}
+		}
 		// Files stay bytes: a script uploaded as a file part may hold
 		// anything a file can.
 		a := e.cli("POST", "scripts/", e.admin, cliBody(cliPart{name: "name", value: "binary-ok"}, cliPart{name: "type", value: "testing"},
