@@ -173,15 +173,33 @@ func TestAbsurdStoredMachineRenders(t *testing.T) {
 			t.Errorf("NUMA node 0 lists %v cores, want %d (clamped)", len(got.NUMA[0].Cores), machine.MaxCPUs)
 		}
 		web := e.webClient(t)
-		for _, page := range []string{"machines", "machines/rows", "machine/" + m.SystemID, "machine/" + m.SystemID + "/live"} {
+		get := func(page string) (int, string) {
 			resp, err := web.Get(e.base + page)
 			if err != nil {
 				t.Fatal(err)
 			}
+			defer resp.Body.Close()
 			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "absurd") && page != "machine/"+m.SystemID+"/live" {
-				t.Errorf("page %s: %d %.300s", page, resp.StatusCode, b)
+			return resp.StatusCode, string(b)
+		}
+		// The pages' machine list follows the store's change stream: wait
+		// for the machine to arrive there, however long a loaded machine
+		// takes, while every answer on the way is a page.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			code, body := get("machines/rows")
+			if code != http.StatusOK {
+				t.Fatalf("machines/rows: %d %.300s", code, body)
+			}
+			if strings.Contains(body, "absurd") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the machine never reached the page list: %.300s", body)
+			}
+		}
+		for _, page := range []string{"machines", "machine/" + m.SystemID, "machine/" + m.SystemID + "/live"} {
+			if code, body := get(page); code != http.StatusOK || !strings.Contains(body, "absurd") && !strings.HasSuffix(page, "/live") {
+				t.Errorf("page %s: %d %.300s", page, code, body)
 			}
 		}
 	})

@@ -108,8 +108,8 @@ func (s *Server) saveRoute(w http.ResponseWriter, r *request, rt store.StaticRou
 		if err != nil {
 			return badField("metric", "Enter a whole number.")
 		}
-		if m < 0 || m > math.MaxInt32 {
-			return badField("metric", "Ensure this value is from 0 to %d.", math.MaxInt32)
+		if m > math.MaxInt32 { // the store's column; negatives are the model's to refuse
+			return badField("metric", "Ensure this value is less than or equal to %d.", math.MaxInt32)
 		}
 		rt.Metric = m
 	}
