@@ -40,7 +40,14 @@ func (e *env) enlistRaw(mac string, patch func(inv map[string]any)) (int, string
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u := strings.TrimSuffix(e.base, "/MAAS/") + metadata.Prefix + agentapi.EnlistPath
+	return e.postMetadata(agentapi.EnlistPath, body)
+}
+
+// postMetadata posts a raw JSON body to one of the metadata API's
+// anonymous calls.
+func (e *env) postMetadata(path string, body []byte) (int, string) {
+	e.t.Helper()
+	u := strings.TrimSuffix(e.base, "/MAAS/") + metadata.Prefix + path
 	resp, err := http.Post(u, "application/json", bytes.NewReader(body))
 	if err != nil {
 		e.t.Fatal(err)
@@ -350,29 +357,14 @@ func TestAPIStringsAreText(t *testing.T) {
 		}
 		// The query string and the path.
 		for _, path := range []string{"machines/?hostname=%00", "machines/?hostname=%ff", "machines/%00/", "machines/%ff/", "tags/%00/", "zones/?name=a%00"} {
-			req, _ := http.NewRequest("GET", e.base+"api/2.0/"+path, nil)
-			req.Header.Set("Authorization", oauth(e.admin))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("GET %s: %d %.200s, want 400", path, resp.StatusCode, b)
+			if code, b, _ := e.raw("GET", path, e.admin, "", nil); code != http.StatusBadRequest {
+				t.Errorf("GET %s: %d %.200s, want 400", path, code, b)
 			}
 		}
 		// Credentials: a key that is not text is refused, not looked up.
 		for _, key := range []string{"a%00:b:c", "a:%ff:c"} {
-			req, _ := http.NewRequest("GET", e.base+"api/2.0/machines/", nil)
-			req.Header.Set("Authorization", oauth(key))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusUnauthorized {
-				t.Errorf("an API key %q: %d, want 401", key, resp.StatusCode)
+			if code, _, _ := e.raw("GET", "machines/", key, "", nil); code != http.StatusUnauthorized {
+				t.Errorf("an API key %q: %d, want 401", key, code)
 			}
 		}
 		// Files stay bytes: a script uploaded as a file part may hold
@@ -389,16 +381,9 @@ func TestAPIStringsAreText(t *testing.T) {
 // are text too.
 func TestMetadataStringsAreText(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		u := strings.TrimSuffix(e.base, "/MAAS/") + metadata.Prefix + agentapi.HelloPath
 		for _, body := range []string{`{"macs":["52:54:00:ee:15:01"],"uuid":"a\u0000b"}`, "{\"macs\":[\"52:54:00:ee:15:01\"],\"architecture\":\"\xff\"}"} {
-			resp, err := http.Post(u, "application/json", strings.NewReader(body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusBadRequest {
-				t.Errorf("hello %q: %d %s, want 400", body, resp.StatusCode, b)
+			if code, b := e.postMetadata(agentapi.HelloPath, []byte(body)); code != http.StatusBadRequest {
+				t.Errorf("hello %q: %d %s, want 400", body, code, b)
 			}
 		}
 		code, body := e.enlistRaw("52:54:00:ee:15:02", set("cpu.model", `"Xeon\u0000"`))
