@@ -386,6 +386,12 @@ func TestMetadataStringsAreText(t *testing.T) {
 				t.Errorf("hello %q: %d %s, want 400", body, code, b)
 			}
 		}
+		// The deployed OS's phone-home names its token in the path.
+		for _, key := range []string{"a%00:b:c", "a:b:%ff"} {
+			if code, b := e.postMetadata(agentapi.OSUpPath+key, []byte("{}")); code != http.StatusBadRequest {
+				t.Errorf("os-up with the key %q: %d %s, want 400", key, code, b)
+			}
+		}
 		code, body := e.enlistRaw("52:54:00:ee:15:02", set("cpu.model", `"Xeon\u0000"`))
 		if code != http.StatusBadRequest {
 			t.Errorf("an enlistment with a NUL: %d %s", code, body)

@@ -90,7 +90,15 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	return s
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A path names a token (os-up) or nothing; one that is not text would
+	// reach a lookup PostgreSQL refuses.
+	if err := machine.CheckText(r.URL.Path); err != nil {
+		jsonError(w, http.StatusBadRequest, "the path "+err.Error())
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // source is the caller's address; proxies are not trusted to say another.
 func source(r *http.Request) string { return ratelimit.Source(r) }
