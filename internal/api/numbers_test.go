@@ -111,6 +111,19 @@ func TestEnlistmentNumbersAreBounded(t *testing.T) {
 		if n := e.countMachines(); n != 0 {
 			t.Errorf("%d machines stored from refused enlistments", n)
 		}
+		// The identity's BMC (a hello's as well as an enlistment's).
+		body := `{"macs":["52:54:00:ee:10:fe"],"purpose":"ephemeral","bmc":{"type":"ipmi","address":"192.0.2.9","port":4294967296}}`
+		for _, path := range []string{agentapi.HelloPath, agentapi.EnlistPath} {
+			if code, b := e.postMetadata(path, []byte(body)); code != http.StatusBadRequest || !strings.Contains(b, "bmc") {
+				t.Errorf("%s with BMC port 2^32: %d %s, want 400 naming bmc", path, code, b)
+			}
+		}
+		body = `{"macs":["52:54:00:ee:10:fe"],"purpose":"ephemeral","bmc":{"type":"ipmi","address":"192.0.2.9","port":70000}}`
+		for _, path := range []string{agentapi.HelloPath, agentapi.EnlistPath} {
+			if code, b := e.postMetadata(path, []byte(body)); code != http.StatusBadRequest || !strings.Contains(b, "bmc.port") {
+				t.Errorf("%s with BMC port 70000: %d %s, want 400 naming bmc.port", path, code, b)
+			}
+		}
 		// The same inventory within the bounds enlists.
 		if code, body := e.enlistRaw("52:54:00:ee:10:ff", set("cpu.threads", "16384")); code != http.StatusOK {
 			t.Errorf("16,384 threads: %d %s", code, body)

@@ -136,6 +136,9 @@ func checkIdentity(id *agentapi.Identity) error {
 		if b.Type != "ipmi" && b.Type != "redfish" {
 			return &ValidationError{Field: "bmc", Err: fmt.Errorf("unknown BMC type %q", b.Type)}
 		}
+		if err := (machine.Range{Min: 0, Max: machine.MaxPort}).Check("bmc.port", int64(b.Port)); err != nil {
+			return &ValidationError{Field: "bmc", Err: err}
+		}
 		if b.Address != "" {
 			a, err := netip.ParseAddr(b.Address)
 			if err != nil || a.IsUnspecified() {
