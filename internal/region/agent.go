@@ -17,6 +17,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -430,7 +431,7 @@ func (s *Service) enlistedBMCRefused(ctx context.Context, address string, params
 		return "; its BMC address is not an IP address"
 	}
 	b, err := s.Power.BMCOf(machine.Machine{PowerType: "ipmi", PowerParams: params})
-	if err == nil {
+	if err == nil && !s.grantedBMC(ctx, b.Key()) {
 		err = s.Power.Reachable(ctx, b.Key())
 	}
 	if err != nil {
@@ -438,6 +439,26 @@ func (s *Service) enlistedBMCRefused(ctx context.Context, address string, params
 		return "; it is not used as its power address: " + err.Error()
 	}
 	return ""
+}
+
+// grantedBMC says whether the BMC lies in a network an enrolled rack was
+// granted or serves (what a live rack may act on is Power.Reachable's).
+func (s *Service) grantedBMC(ctx context.Context, bmcKey string) bool {
+	racks, err := s.Store.ListRacks(ctx)
+	if err != nil {
+		s.Log.Warn("read racks", "err", err)
+		return false
+	}
+	for _, k := range racks {
+		if !k.Enrolled {
+			continue
+		}
+		nets, _ := powerroute.ParseNetworks(k.BMCNetworks)
+		if powerroute.Reaches(append(nets, k.Served...), bmcKey) && powerroute.Host(bmcKey) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // enlisted builds the NEW machine an enlistment creates.
