@@ -99,6 +99,33 @@ func (s *Server) noteReportAddresses(r *request, k store.Rack) {
 	}
 }
 
+// servedLeases keeps of an enrolled rack's DHCP leases those in subnets
+// it serves: the others would reach its partner racks as addresses in
+// use. What it reports beyond is ignored and logged.
+func (s *Server) servedLeases(r *request, ls []store.RackLease) ([]store.RackLease, error) {
+	if r.who.rack == nil {
+		return ls, nil
+	}
+	k, err := s.rackByID(r.Context(), r.who.rack.RackID)
+	if err != nil {
+		return nil, err
+	}
+	var kept []store.RackLease
+	var beyond []string
+	for _, l := range ls {
+		if ip, err := netip.ParseAddr(l.IP); err == nil && k.Trusts(ip) {
+			kept = append(kept, l)
+		} else {
+			beyond = append(beyond, l.IP)
+		}
+	}
+	if len(beyond) > 0 {
+		s.warnOnce("leases:"+k.SystemID, strings.Join(beyond, ","), "rack reports DHCP leases outside the subnets it serves; they are ignored",
+			"rack_id", k.SystemID, "addresses", beyond)
+	}
+	return kept, nil
+}
+
 // warnOnce logs msg for key unless the last one logged for key said the
 // same (what).
 func (s *Server) warnOnce(key, what, msg string, args ...any) {

@@ -152,8 +152,10 @@ func (e *env) report(cred rack.Credentials, st rack.Status) {
 
 // TestRackReportedAddressesOnlyInServedSubnets: an enrolled rack that
 // reports every address of a subnet it does not serve as its own does
-// not use the subnet up; once an administrator confirms it serves the
-// subnet (served_subnets=reported), its addresses there are taken.
+// not use the subnet up, and DHCP leases it reports there are not kept;
+// once an administrator confirms it serves the subnet
+// (served_subnets=reported), its addresses there are taken and its
+// leases kept.
 func TestRackReportedAddressesOnlyInServedSubnets(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
 		var sn struct{ ID int64 }
@@ -180,6 +182,20 @@ func TestRackReportedAddressesOnlyInServedSubnets(t *testing.T) {
 		if rk := e.rackGrant(cred.SystemID); len(rk.Served) != 0 {
 			t.Fatalf("served before any was confirmed: %+v", rk)
 		}
+		// Nor do DHCP leases it says it gave there reach other racks.
+		leases := func() int {
+			t.Helper()
+			b, _ := json.Marshal([]rack.Lease{{MAC: "52:54:00:7b:00:09", IP: "198.18.0.9", Subnet: "198.18.0.0/24", Expires: time.Now().Add(time.Hour)}})
+			e.must(http.StatusOK, "POST", "rack/?op=dhcp_leases", cred.APIKey, url.Values{"leases": {string(b)}}, nil)
+			ls, err := e.srv.Store.RackLeases(t.Context(), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(ls)
+		}
+		if n := leases(); n != 0 {
+			t.Fatalf("%d leases kept in a subnet the rack does not serve", n)
+		}
 
 		// Confirmed by the administrator, they are the rack's.
 		e.must(http.StatusOK, "PUT", "rackcontrollers/"+cred.SystemID+"/", e.admin, url.Values{"served_subnets": {"reported"}}, nil)
@@ -188,6 +204,9 @@ func TestRackReportedAddressesOnlyInServedSubnets(t *testing.T) {
 		}
 		if code, b := e.call("POST", "ipaddresses/", e.admin, url.Values{"op": {"reserve"}, "subnet": {itoa(sn.ID)}}); code == http.StatusOK {
 			t.Fatalf("a subnet the rack serves whole still gave an address: %s", b)
+		}
+		if n := leases(); n != 1 {
+			t.Fatalf("%d leases kept in a subnet the rack serves", n)
 		}
 	}, remotePower)
 }
