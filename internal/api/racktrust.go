@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/rack"
@@ -29,6 +30,17 @@ func init() {
 	})
 }
 
+// allowedFresh is how long what a rack may act on is kept between its
+// claims (a rack's workers claim often); a grant changed through another
+// region applies after it, through this one at once.
+const allowedFresh = time.Second
+
+// allowedAt is what a rack may act on, as read at a time.
+type allowedAt struct {
+	nets []netip.Prefix
+	at   time.Time
+}
+
 // rackAllowed are the networks an enrolled rack may act on: the BMC
 // networks granted to it and the subnets it serves. trusted is true for
 // a rack calling with an administrator's key.
@@ -37,12 +49,17 @@ func (s *Server) rackAllowed(ctx context.Context, r *request) (allowed []netip.P
 	if c == nil {
 		return nil, true, nil
 	}
+	if v, ok := s.allowed.Load(c.RackID); ok && time.Since(v.(allowedAt).at) < allowedFresh {
+		return v.(allowedAt).nets, false, nil
+	}
 	k, err := s.rackByID(ctx, c.RackID)
 	if err != nil {
 		return nil, false, err
 	}
 	granted, _ := powerroute.ParseNetworks(k.BMCNetworks) // stored by GrantRack, checked there
-	return append(granted, k.Served...), false, nil
+	allowed = append(granted, k.Served...)
+	s.allowed.Store(c.RackID, allowedAt{nets: allowed, at: time.Now()})
+	return allowed, false, nil
 }
 
 // rackByID reads one rack as the store lists it (with what it serves).
@@ -160,6 +177,7 @@ func (s *Server) grantRack(w http.ResponseWriter, r *request) error {
 	if err := s.store.GrantRack(r.Context(), k.SystemID, g); err != nil {
 		return err
 	}
+	s.allowed.Delete(k.SystemID)
 	s.log.Info("rack grant changed", "system_id", k.SystemID, "by", r.who.user.Name,
 		"granted_bmc_networks", g.BMCNetworks, "served_subnets", g.Subnets)
 	racks, err := s.racks(r)

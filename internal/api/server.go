@@ -55,6 +55,8 @@ type Server struct {
 	// warned is what was last logged about each rack's untrusted claims
 	// (racktrust.go), so a rack repeating itself is logged once.
 	warned sync.Map
+	// allowed caches what each enrolled rack may act on (racktrust.go).
+	allowed sync.Map
 }
 
 // New builds the API over a region service.
