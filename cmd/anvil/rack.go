@@ -95,6 +95,7 @@ func rackSecretCmd() *cobra.Command {
 	var (
 		sf   storeFlags
 		life time.Duration
+		nets []netip.Prefix
 	)
 	c := &cobra.Command{
 		Use:   "secret",
@@ -103,7 +104,7 @@ func rackSecretCmd() *cobra.Command {
 			if life < time.Minute || life > 7*24*time.Hour {
 				return fmt.Errorf("--expires must be from 1m to 168h")
 			}
-			secret, expires, err := serve.RackSecret(c.Context(), sf.data, sf.db, life)
+			secret, expires, err := serve.RackSecret(c.Context(), sf.data, sf.db, life, powerroute.Strings(nets)...)
 			if err != nil {
 				return err
 			}
@@ -114,5 +115,6 @@ func rackSecretCmd() *cobra.Command {
 	}
 	sf.register(c)
 	c.Flags().DurationVar(&life, "expires", time.Hour, "how long the secret may be used")
+	c.Flags().Var(bmcNetworksFlag{&nets}, "bmc-network", "a network (CIDR) whose BMCs the rack enrolling with the secret may power, besides the subnets it serves; repeatable")
 	return c
 }

@@ -114,14 +114,11 @@ func (s *Server) dnsData(ctx context.Context, f *dnsFeed) (dns.Data, error) {
 	// answers at (a rack that runs only power, or has DNS off, is none).
 	for _, rk := range racks {
 		label, _, _ := strings.Cut(rk.Hostname, ".")
-		if len(rk.DNS) == 0 || dnszone.ValidResourceName(label, "") != nil {
+		dns := rk.DNSAddresses() // only those in subnets it serves
+		if len(dns) == 0 || dnszone.ValidResourceName(label, "") != nil {
 			continue
 		}
-		a, err := netip.ParseAddr(rk.DNS[0])
-		if err != nil {
-			continue
-		}
-		in.NS = append(in.NS, dnszone.NameServer{Name: label + "." + def + ".", IP: a})
+		in.NS = append(in.NS, dnszone.NameServer{Name: label + "." + def + ".", IP: dns[0]})
 	}
 	d.Zones = in
 	d.Upstream = strings.Fields(s.svc.SettingString(ctx, "upstream_dns"))

@@ -120,6 +120,10 @@ func (s *Server) dhcpLeases(w http.ResponseWriter, r *request) error {
 		seen[mac] = true
 		out = append(out, store.RackLease{MAC: mac, IP: ip.String(), Subnet: sn.String(), Expires: l.Expires})
 	}
+	out, err := s.servedLeases(r, out)
+	if err != nil {
+		return err
+	}
 	if err := s.store.SetRackLeases(r.Context(), rackOf(r).SystemID, out, now); err != nil {
 		return err
 	}

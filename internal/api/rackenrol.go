@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -19,6 +20,7 @@ func init() {
 	addDocs(map[string]string{
 		"RackControllersHandler enrol_secret": doc("Issue a one-time secret a rack enrols with (anvil rack --enrol-secret).",
 			"expires_in: seconds the secret is valid (default 3600, from 60 to 604800). The secret is shown once; the region keeps only its hash.",
+			"bmc_networks: networks (CIDRs, repeatable) whose BMCs the rack enrolling with it may power (its granted_bmc_networks); without any it powers only BMCs in the subnets it serves until an administrator grants it some.",
 			"Answers {\"secret\": ..., \"expires\": ...}."),
 		"AnvilRackHandler enrol": doc("Enrol a rack with a one-time secret from rackcontrollers/ op=enrol_secret (no credentials needed).",
 			"secret: the secret; hostname: the rack's name. Answers the rack's system_id and its own API key, which only the rack API accepts. A rack enrolling again under its name keeps its system id; its earlier key stops working."),
@@ -51,12 +53,16 @@ func (s *Server) enrolSecret(w http.ResponseWriter, r *request) error {
 		}
 		life = time.Duration(n) * time.Second
 	}
+	nets, err := powerroute.ParseNetworks(r.form["bmc_networks"])
+	if err != nil {
+		return badField("bmc_networks", "%v", err)
+	}
 	expires := time.Now().Add(life).UTC()
-	secret, err := s.store.CreateRackSecret(r.Context(), r.who.user.Name, expires)
+	secret, err := s.store.CreateRackSecret(r.Context(), r.who.user.Name, expires, powerroute.Strings(nets)...)
 	if err != nil {
 		return err
 	}
-	s.log.Info("rack enrolment secret issued", "by", r.who.user.Name, "expires", expires.Format(time.RFC3339))
+	s.log.Info("rack enrolment secret issued", "by", r.who.user.Name, "expires", expires.Format(time.RFC3339), "bmc_networks", powerroute.Strings(nets))
 	writeJSON(w, http.StatusOK, map[string]string{"secret": secret, "expires": expires.Format(time.RFC3339)})
 	return nil
 }
@@ -101,6 +107,7 @@ func (s *Server) rackReport(w http.ResponseWriter, r *request) error {
 	} else if err != nil {
 		return err
 	}
+	s.noteReportAddresses(r, k)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -84,6 +84,9 @@ func (s *Server) powerClaim(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return badField(rack.PowerNetworks, "%v", err)
 	}
+	if nets, err = s.claimNetworks(r, id, nets); err != nil {
+		return err
+	}
 	bad := r.form[rack.PowerUnreachable]
 	if len(bad) > 1024 {
 		return badField(rack.PowerUnreachable, "at most 1024 hosts")

@@ -29,6 +29,11 @@ type RackFields struct {
 	BMCNetworks []string       `json:"bmc_networks"`
 	VLANs       []rackVLANJSON `json:"vlans"`
 	LastReport  *string        `json:"last_report"`
+	// GrantedBMCNetworks and ServedSubnets are what an administrator
+	// trusts the rack with (PUT rackcontrollers/<id>/); BMCNetworks are
+	// what it declares.
+	GrantedBMCNetworks []string `json:"granted_bmc_networks"`
+	ServedSubnets      []string `json:"served_subnets"`
 }
 
 // renderRack renders a rack with what it last reported: interfaces,
@@ -36,7 +41,8 @@ type RackFields struct {
 func renderRack(n names, v *netView, k store.Rack, now time.Time) controllerJSON {
 	c := renderController(n, k.SystemID, k.Hostname, k.Version, k.Address, k.Seen, nodeTypeRack, "rackd", now)
 	rv := rack.ViewOf(k, now)
-	d := &RackFields{Enrolled: k.Enrolled, BMCNetworks: []string{}, VLANs: rackVLANs(v, rv)}
+	d := &RackFields{Enrolled: k.Enrolled, BMCNetworks: []string{}, VLANs: rackVLANs(v, rv),
+		GrantedBMCNetworks: append([]string{}, k.BMCNetworks...), ServedSubnets: append([]string{}, k.Subnets...)}
 	c.RackFields = d
 	if !rv.HasReport {
 		return c

@@ -8,6 +8,7 @@ package api
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/images"
@@ -51,6 +52,11 @@ type Server struct {
 	// resources is the route table describe/ is generated from.
 	resources    []resource
 	describeHash string
+	// warned is what was last logged about each rack's untrusted claims
+	// (racktrust.go), so a rack repeating itself is logged once.
+	warned sync.Map
+	// allowed caches what each enrolled rack may act on (racktrust.go).
+	allowed sync.Map
 }
 
 // New builds the API over a region service.
@@ -132,7 +138,7 @@ func (s *Server) routes() {
 	s.handle(resource{name: "BootResourceHandler", path: "boot-resources/{id}/", routes: s.bootResourceRoutes()})
 	racks, rack := controllerRoutes(s.racks)
 	racks = append(racks, post("enrol_secret", adminOnly, s.enrolSecret))
-	rack = append(rack, del(adminOnly, s.deleteRack))
+	rack = append(rack, del(adminOnly, s.deleteRack), put(adminOnly, s.grantRack))
 	s.handle(resource{name: "RackControllersHandler", path: "rackcontrollers/", routes: racks})
 	s.handle(resource{name: "RackControllerHandler", path: "rackcontrollers/{system_id}/", routes: rack})
 	regions, region := controllerRoutes(s.regions)

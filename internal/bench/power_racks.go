@@ -71,7 +71,8 @@ func startRacks(ctx context.Context, srv *server, n, concurrency int, out io.Wri
 // enrolRack gets a one-time secret with the bench's administrator key
 // and spends it for the rack's own credential.
 func enrolRack(ctx context.Context, srv *server, host string) (rack.Credentials, error) {
-	b, err := srv.caller.postBody(ctx, "rackcontrollers/?op=enrol_secret", url.Values{"expires_in": {"600"}})
+	// The secret grants the rack the lab's BMC network, which it declares.
+	b, err := srv.caller.postBody(ctx, "rackcontrollers/?op=enrol_secret", url.Values{"expires_in": {"600"}, "bmc_networks": {labBMCNetwork.String()}})
 	if err != nil {
 		return rack.Credentials{}, fmt.Errorf("enrolment secret for %s: %w", host, err)
 	}

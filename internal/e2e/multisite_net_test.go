@@ -214,8 +214,9 @@ func (m *multisite) startRack(name string, ns *netns.NS, region *regionProc, pro
 		"--bmc-network", bmcNet, "--dhcp-interface", "prov", "--tftp-listen", provIP + ":69",
 		"--boot-http-listen", provIP + ":5248", "--boot-http-url", "http://" + provIP + ":5248", "--dns-listen", provIP + ":53",
 		"--metadata-url", "http://" + region.ip + ":5240/MAAS/metadata/"}
-	// The secret goes in the environment: command lines are public.
-	secret := m.anvil(m.regionData(0), "rack", "secret")
+	// The secret goes in the environment: command lines are public. It
+	// grants the rack the BMC network it declares.
+	secret := m.anvil(m.regionData(0), "rack", "secret", "--bmc-network", bmcNet)
 	m.runRack(r, "ANVIL_RACK_ENROL_SECRET="+secret)
 	return r
 }

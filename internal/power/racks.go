@@ -305,6 +305,22 @@ func (c *Coordinator) Routable(ctx context.Context, bmcKey string) error {
 	return powerroute.Route(racks, bmcKey)
 }
 
+// Reachable says whether a BMC no administrator gave (one an enlisting
+// machine reports) may be used: when this region runs commands itself,
+// or when a live rack may act on its network (what it declares, narrowed
+// to what it was granted and serves). Unlike Routable it refuses when
+// the racks cannot be read.
+func (c *Coordinator) Reachable(ctx context.Context, bmcKey string) error {
+	if !c.cfg.Racks {
+		return nil
+	}
+	racks, err := c.liveRacks(ctx)
+	if err != nil {
+		return fmt.Errorf("read power racks: %w", err)
+	}
+	return powerroute.Route(racks, bmcKey)
+}
+
 func (c *Coordinator) liveRacks(ctx context.Context) ([]powerroute.Rack, error) {
 	now := c.now()
 	c.mu.Lock()

@@ -140,6 +140,37 @@ func Route(racks []Rack, bmcKey string) error {
 	return &NoRackError{Host: Host(bmcKey)}
 }
 
+// Narrow keeps of the networks a rack declares the parts that lie in the
+// networks it is allowed (what an administrator granted it and the
+// subnets it serves): the intersection, as prefixes. Beyond lists the
+// declared networks not wholly allowed, for the rack to be told. A rack
+// declaring 0.0.0.0/0 with 192.0.2.0/24 allowed reaches 192.0.2.0/24.
+func Narrow(declared, allowed []netip.Prefix) (kept, beyond []netip.Prefix) {
+	seen := map[netip.Prefix]bool{}
+	for _, d := range declared {
+		whole := false
+		for _, a := range allowed {
+			if !d.Overlaps(a) {
+				continue
+			}
+			in := d
+			if a.Bits() > d.Bits() {
+				in = a
+			} else {
+				whole = true
+			}
+			if !seen[in] {
+				seen[in] = true
+				kept = append(kept, in)
+			}
+		}
+		if !whole {
+			beyond = append(beyond, d)
+		}
+	}
+	return kept, beyond
+}
+
 // ParseNetworks reads declared networks (CIDRs) into canonical prefixes,
 // without duplicates. An address without a length is a network of one.
 func ParseNetworks(ss []string) ([]netip.Prefix, error) {

@@ -145,3 +145,25 @@ func TestReachesAll(t *testing.T) {
 		}
 	}
 }
+
+func TestNarrow(t *testing.T) {
+	for _, c := range []struct {
+		name                     string
+		declared, allowed        []netip.Prefix
+		wantKept, wantBeyondNets []netip.Prefix
+	}{
+		{"everything declared, one network granted", nets("0.0.0.0/0", "::/0"), nets("192.0.2.0/24"), nets("192.0.2.0/24"), nets("0.0.0.0/0", "::/0")},
+		{"inside the grant", nets("192.0.2.0/25"), nets("192.0.2.0/24"), nets("192.0.2.0/25"), nil},
+		{"equal to the grant", nets("192.0.2.0/24"), nets("192.0.2.0/24"), nets("192.0.2.0/24"), nil},
+		{"another site's network", nets("198.51.100.0/24"), nets("192.0.2.0/24"), nil, nets("198.51.100.0/24")},
+		{"nothing granted", nets("192.0.2.0/24"), nil, nil, nets("192.0.2.0/24")},
+		{"two grants in one declared network", nets("192.0.0.0/8"), nets("192.0.2.0/24", "192.18.0.0/16", "198.51.100.0/24"), nets("192.0.2.0/24", "192.18.0.0/16"), nets("192.0.0.0/8")},
+		{"a grant of everything", nets("192.0.2.0/24", "2001:db8::/64"), nets("0.0.0.0/0", "::/0"), nets("192.0.2.0/24", "2001:db8::/64"), nil},
+		{"families do not mix", nets("::/0"), nets("0.0.0.0/0"), nil, nets("::/0")},
+	} {
+		kept, beyond := Narrow(c.declared, c.allowed)
+		if !reflect.DeepEqual(kept, c.wantKept) || !reflect.DeepEqual(beyond, c.wantBeyondNets) {
+			t.Errorf("%s: Narrow = %v, beyond %v; want %v, beyond %v", c.name, kept, beyond, c.wantKept, c.wantBeyondNets)
+		}
+	}
+}

@@ -49,7 +49,8 @@ func rackRegistration(t *testing.T, dbURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, _, err := serve.RackSecret(ctx, dir, dbURL, time.Hour)
+	// The administrator grants the rack the BMC network it declares.
+	secret, _, err := serve.RackSecret(ctx, dir, dbURL, time.Hour, "192.0.2.0/24")
 	if err != nil {
 		t.Fatal(err)
 	}

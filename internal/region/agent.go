@@ -16,6 +16,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -359,7 +360,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 		case id.Machine != nil:
 			return s.greet(ctx, id.Machine.SystemID, hello, source)
 		}
-		m := s.enlisted(req, source, s.str(ctx, settings.AutoIPMIUser))
+		m := s.enlisted(ctx, req, source, s.str(ctx, settings.AutoIPMIUser))
 		ev := machine.Event{Type: "Enlisted", Level: machine.LevelInfo, Created: s.Now(), Description: m.StatusMessage}
 		err = s.Store.CreateMachine(ctx, &m, []machine.Event{ev})
 		var ce *store.ConflictError
@@ -393,7 +394,7 @@ func (s *Service) Enlist(ctx context.Context, req agentapi.EnlistRequest, source
 // enlistedPower takes the BMC user the environment created, when Anvil
 // asked for one: the machine gets ipmi power with those credentials. When
 // it cannot, why says so (empty when nothing was offered).
-func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest, user string) (why string, ok bool) {
+func (s *Service) enlistedPower(ctx context.Context, m *machine.Machine, req agentapi.EnlistRequest, user string) (why string, ok bool) {
 	c, b := req.BMCCredentials, req.BMC
 	if c == nil {
 		return "", false
@@ -409,6 +410,9 @@ func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest, 
 	if err := s.ValidatePower("ipmi", params); err != nil {
 		return "; the credentials sent are not usable: " + err.Error(), false
 	}
+	if why := s.enlistedBMCRefused(ctx, b.Address, params); why != "" {
+		return why, false
+	}
 	m.PowerType, m.PowerParams = "ipmi", params
 	id, err := s.bmcIdentity(*m)
 	if err != nil {
@@ -419,8 +423,48 @@ func (s *Service) enlistedPower(m *machine.Machine, req agentapi.EnlistRequest, 
 	return "", true
 }
 
+// enlistedBMCRefused says why a BMC an enlisting machine reports may not
+// be its power address ("" when it may). The report is anonymous: only
+// an address on a network a rack may act on (granted by an
+// administrator, or a subnet the rack serves) is used, so that an
+// enlistment cannot aim the racks' IPMI traffic at any host and port.
+func (s *Service) enlistedBMCRefused(ctx context.Context, address string, params map[string]string) string {
+	if _, err := netip.ParseAddr(address); err != nil {
+		return "; its BMC address is not an IP address"
+	}
+	b, err := s.Power.BMCOf(machine.Machine{PowerType: "ipmi", PowerParams: params})
+	if err == nil && !s.grantedBMC(ctx, b.Key()) {
+		err = s.Power.Reachable(ctx, b.Key())
+	}
+	if err != nil {
+		s.Log.Warn("enlisted BMC not used as a power address", "bmc", address, "err", err)
+		return "; it is not used as its power address: " + err.Error()
+	}
+	return ""
+}
+
+// grantedBMC says whether the BMC lies in a network an enrolled rack was
+// granted or serves (what a live rack may act on is Power.Reachable's).
+func (s *Service) grantedBMC(ctx context.Context, bmcKey string) bool {
+	racks, err := s.Store.ListRacks(ctx)
+	if err != nil {
+		s.Log.Warn("read racks", "err", err)
+		return false
+	}
+	for _, k := range racks {
+		if !k.Enrolled {
+			continue
+		}
+		nets, _ := powerroute.ParseNetworks(k.BMCNetworks)
+		if powerroute.Reaches(append(nets, k.Served...), bmcKey) && powerroute.Host(bmcKey) != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // enlisted builds the NEW machine an enlistment creates.
-func (s *Service) enlisted(req agentapi.EnlistRequest, source, bmcUser string) machine.Machine {
+func (s *Service) enlisted(ctx context.Context, req agentapi.EnlistRequest, source, bmcUser string) machine.Machine {
 	now := s.Now()
 	m := machine.Machine{
 		Hostname: machine.Petname(), Architecture: req.Arch, Status: machine.New, PreviousStatus: machine.New,
@@ -442,7 +486,7 @@ func (s *Service) enlisted(req agentapi.EnlistRequest, source, bmcUser string) m
 		machine.ApplyInventory(&m, inv)
 	}
 	text := fmt.Sprintf("Enlisted from %s with %d interface(s)", source, len(m.Interfaces))
-	if why, ok := s.enlistedPower(&m, req, bmcUser); ok {
+	if why, ok := s.enlistedPower(ctx, &m, req, bmcUser); ok {
 		text += fmt.Sprintf("; its ipmi BMC at %s has the user %s, created in-band: Anvil manages its power", req.BMC.Address, req.BMCCredentials.User)
 	} else if b := req.BMC; b != nil && b.Address != "" {
 		text += fmt.Sprintf("; its %s BMC is at %s (set its credentials to manage power%s)", b.Type, b.Address, why)

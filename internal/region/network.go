@@ -75,8 +75,10 @@ func (s *Service) renderOptions(ctx context.Context, m machine.Machine) (network
 		if s.Now().Sub(rk.Seen) > rackDNSFresh {
 			continue
 		}
-		for _, d := range rk.DNS {
-			if a, err := netip.ParseAddr(d); err == nil && !slices.Contains(o.DNSServers, a) {
+		// Only addresses in subnets the rack serves: a rack names its
+		// own DNS addresses, and machines must not be sent elsewhere.
+		for _, a := range rk.DNSAddresses() {
+			if !slices.Contains(o.DNSServers, a) {
 				o.DNSServers = append(o.DNSServers, a)
 			}
 		}

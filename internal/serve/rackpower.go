@@ -5,7 +5,9 @@ import (
 	"net/netip"
 
 	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/powerroute"
 	"github.com/anvilmetal/anvil/internal/rack"
+	"github.com/anvilmetal/anvil/internal/store"
 )
 
 // RackPower says how this process's power commands are run. Power always
@@ -27,12 +29,23 @@ type RackPower struct {
 // can route to.
 var everywhere = []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")}
 
+// ownRackGrant is what this process's rack is trusted with: the BMC
+// networks given (every BMC when none are) and every subnet, for its
+// addresses are this host's.
+func ownRackGrant(p RackPower) store.RackGrant {
+	nets := p.BMCNetworks
+	if len(nets) == 0 {
+		nets = everywhere
+	}
+	return store.RackGrant{BMCNetworks: powerroute.Strings(nets), Subnets: powerroute.Strings(everywhere)}
+}
+
 // startPower runs this process's power worker against its own API.
 func (s *Server) startPower(ctx context.Context, cfg Config) error {
 	if cfg.RackPower.Remote {
 		return nil
 	}
-	creds, err := rackCredentials(ctx, s.Store, cfg.DataDir)
+	creds, err := rackCredentials(ctx, s.Store, cfg)
 	if err != nil {
 		return err
 	}

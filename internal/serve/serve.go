@@ -277,7 +277,7 @@ func start(ctx context.Context, cfg Config) (*Server, error) {
 // startRack runs a rack in this process, following this region over
 // loopback with a key of its own kept in the data directory.
 func (s *Server) startRack(ctx context.Context, cfg Config) error {
-	if _, err := rackCredentials(ctx, s.Store, cfg.DataDir); err != nil {
+	if _, err := rackCredentials(ctx, s.Store, cfg); err != nil {
 		return err
 	}
 	meta, metaPort, err := metadataAt(cfg, s.Addr)
@@ -317,7 +317,21 @@ func loopbackURL(u string) bool {
 // that it holds a rack's credential and not an administrator's key. The
 // key an earlier version gave it (rack.key, of the admin user "rack") is
 // revoked.
-func rackCredentials(ctx context.Context, st store.Store, dataDir string) (rack.Credentials, error) {
+func rackCredentials(ctx context.Context, st store.Store, cfg Config) (rack.Credentials, error) {
+	c, err := ownRackCredentials(ctx, st, cfg.DataDir)
+	if err != nil {
+		return c, err
+	}
+	// The rack in this process is the region's own: it is trusted with
+	// the BMC networks given on this command line and with its host's
+	// addresses, as an administrator would grant a rack.
+	if err := st.GrantRack(ctx, c.SystemID, ownRackGrant(cfg.RackPower)); err != nil {
+		return c, fmt.Errorf("grant this process's rack its networks: %w", err)
+	}
+	return c, nil
+}
+
+func ownRackCredentials(ctx context.Context, st store.Store, dataDir string) (rack.Credentials, error) {
 	c, ok, err := rack.LoadCredentials(dataDir)
 	if err != nil || ok {
 		return c, err
@@ -426,15 +440,16 @@ func (s *Server) Close(ctx context.Context) error {
 }
 
 // RackSecret issues a one-time secret a rack enrols with, valid for
-// life. Like APIKey it opens the store directly.
-func RackSecret(ctx context.Context, dataDir, dbURL string, life time.Duration) (string, time.Time, error) {
+// life, granting that rack bmcNetworks. Like APIKey it opens the store
+// directly.
+func RackSecret(ctx context.Context, dataDir, dbURL string, life time.Duration, bmcNetworks ...string) (string, time.Time, error) {
 	st, err := OpenStore(ctx, dataDir, dbURL)
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	defer st.Close()
 	expires := time.Now().Add(life).UTC()
-	secret, err := st.CreateRackSecret(ctx, "anvil rack secret", expires)
+	secret, err := st.CreateRackSecret(ctx, "anvil rack secret", expires, bmcNetworks...)
 	if err != nil {
 		return "", time.Time{}, err
 	}

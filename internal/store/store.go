@@ -204,6 +204,23 @@ type Rack struct {
 	// BMC networks, services), at Reported.
 	Report   string
 	Reported time.Time
+	// BMCNetworks are the networks (CIDRs) an administrator granted the
+	// rack: it may power the BMCs in them. Subnets are the subnets
+	// (CIDRs) an administrator confirmed it serves.
+	BMCNetworks []string
+	Subnets     []string
+	// Served are the networks the rack serves, as the store reads them:
+	// its confirmed Subnets and the subnets of the VLANs it is primary or
+	// secondary rack of. Only addresses in them count as its own (see
+	// Trusts).
+	Served []netip.Prefix
+}
+
+// RackGrant is what an administrator trusts a rack with; a nil field is
+// left as it is.
+type RackGrant struct {
+	BMCNetworks []string
+	Subnets     []string
 }
 
 // RackAlive is how long after it was last seen a rack counts as alive.
@@ -629,13 +646,19 @@ type Store interface {
 	// A rack enrolling again under the hostname of an enrolled rack not
 	// seen for RackAlive takes its place: it keeps its system id and the
 	// old credentials stop working (a reinstalled rack).
-	CreateRackSecret(ctx context.Context, createdBy string, expires time.Time) (string, error)
+	// bmcNetworks are the networks the rack enrolling with the secret is
+	// granted (RackGrant.BMCNetworks); a rack taking an earlier rack's
+	// place keeps that rack's grant unless the secret carries one.
+	CreateRackSecret(ctx context.Context, createdBy string, expires time.Time, bmcNetworks ...string) (string, error)
 	EnrolRack(ctx context.Context, secret string, r Rack) (RackCredential, error)
 	// RackCredentialByToken finds an enrolled rack's credential (with
 	// its secret's hash) by its token key.
 	RackCredentialByToken(ctx context.Context, tokenKey string) (RackCredential, error)
 	// ReportRack records a rack's status report (r.Report) as seen now.
 	ReportRack(ctx context.Context, r Rack) error
+	// GrantRack sets what an administrator trusts an enrolled rack with
+	// (ErrNotFound for an unknown or unenrolled rack).
+	GrantRack(ctx context.Context, systemID string, g RackGrant) error
 	// DeleteRack forgets a rack and revokes its credentials.
 	DeleteRack(ctx context.Context, systemID string) error
 	// SetRackLeases makes ls the DHCP leases rackID holds, replacing what

@@ -17,16 +17,17 @@ const rackSecretLen = 40
 
 var hashSecret = store.HashSecret
 
-// CreateRackSecret issues a one-time enrolment secret valid until expires.
-func (s *Store) CreateRackSecret(ctx context.Context, createdBy string, expires time.Time) (string, error) {
+// CreateRackSecret issues a one-time enrolment secret valid until
+// expires, granting the rack that spends it bmcNetworks.
+func (s *Store) CreateRackSecret(ctx context.Context, createdBy string, expires time.Time, bmcNetworks ...string) (string, error) {
 	secret := randomString(rackSecretLen, alphanumerics)
 	now := s.now()
 	// Spent and lapsed secrets are kept a day, for the record, then go.
 	if _, err := s.conn(s.write).exec(ctx, `DELETE FROM rack_secrets WHERE expires < ?`, s.tv(now.Add(-24*time.Hour))); err != nil {
 		return "", fmt.Errorf("forget old rack secrets: %w", err)
 	}
-	_, err := s.conn(s.write).exec(ctx, `INSERT INTO rack_secrets (hash, created_by, created, expires) VALUES (?, ?, ?, ?)`,
-		hashSecret(secret), createdBy, s.tv(now), s.tv(expires))
+	_, err := s.conn(s.write).exec(ctx, `INSERT INTO rack_secrets (hash, created_by, created, expires, bmc_networks) VALUES (?, ?, ?, ?, ?)`,
+		hashSecret(secret), createdBy, s.tv(now), s.tv(expires), strings.Join(bmcNetworks, ","))
 	if err != nil {
 		return "", fmt.Errorf("create rack secret: %w", err)
 	}
@@ -54,6 +55,10 @@ func (s *Store) EnrolRack(ctx context.Context, secret string, r store.Rack) (sto
 		if n, _ := res.RowsAffected(); n != 1 {
 			return fmt.Errorf("enrolment secret %w (unknown, already used or expired)", store.ErrNotFound)
 		}
+		var grant string
+		if err := q.queryRow(ctx, `SELECT bmc_networks FROM rack_secrets WHERE hash = ?`, hashSecret(secret)).Scan(&grant); err != nil {
+			return err
+		}
 		err = q.queryRow(ctx, `SELECT system_id FROM racks WHERE hostname = ? AND enrolled = ? AND seen < ? ORDER BY seen LIMIT 1`,
 			r.Hostname, true, s.tv(now.Add(-store.RackAlive))).Scan(&c.RackID)
 		switch {
@@ -70,9 +75,12 @@ func (s *Store) EnrolRack(ctx context.Context, secret string, r store.Rack) (sto
 		if _, err := q.exec(ctx, `UPDATE rack_secrets SET rack_id = ? WHERE hash = ?`, c.RackID, hashSecret(secret)); err != nil {
 			return err
 		}
-		_, err = q.exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, enrolled) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (system_id) DO UPDATE SET address = excluded.address, version = excluded.version, seen = excluded.seen`,
-			c.RackID, r.Hostname, r.Address, r.Version, s.tv(now), true)
+		// A rack taking an earlier one's place keeps its grant unless the
+		// secret carries one, as it keeps its VLAN roles.
+		_, err = q.exec(ctx, `INSERT INTO racks (system_id, hostname, address, version, seen, enrolled, bmc_networks) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (system_id) DO UPDATE SET address = excluded.address, version = excluded.version, seen = excluded.seen,
+			bmc_networks = CASE WHEN excluded.bmc_networks = '' THEN racks.bmc_networks ELSE excluded.bmc_networks END`,
+			c.RackID, r.Hostname, r.Address, r.Version, s.tv(now), true, grant)
 		if err != nil {
 			return err
 		}
@@ -143,6 +151,21 @@ func (s *Store) ReportRack(ctx context.Context, r store.Rack) error {
 		return fmt.Errorf("record report of rack %s: %w", r.SystemID, err)
 	}
 	return nil
+}
+
+// GrantRack sets what an administrator trusts an enrolled rack with.
+func (s *Store) GrantRack(ctx context.Context, systemID string, g store.RackGrant) error {
+	set, args := []string{}, []any{}
+	if g.BMCNetworks != nil {
+		set, args = append(set, "bmc_networks = ?"), append(args, strings.Join(g.BMCNetworks, ","))
+	}
+	if g.Subnets != nil {
+		set, args = append(set, "served_subnets = ?"), append(args, strings.Join(g.Subnets, ","))
+	}
+	if len(set) == 0 {
+		set = append(set, "system_id = system_id") // still says whether the rack exists
+	}
+	return s.updateEnrolled(ctx, store.Rack{SystemID: systemID}, strings.Join(set, ", "), args...)
 }
 
 // DeleteRack forgets a rack, its credentials and its power record.

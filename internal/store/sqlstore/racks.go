@@ -84,22 +84,66 @@ func rackAddrs(ctx context.Context, c conn) (map[netip.Addr]bool, error) {
 
 func listRacks(ctx context.Context, c conn) ([]store.Rack, error) {
 	var out []store.Rack
-	err := eachRow(ctx, c, `SELECT system_id, hostname, address, version, seen, dns_addresses, enrolled, report, reported
+	err := eachRow(ctx, c, `SELECT system_id, hostname, address, version, seen, dns_addresses, enrolled, report, reported, bmc_networks, served_subnets
 		FROM racks ORDER BY hostname, system_id`, nil,
 		func(r *sql.Rows) error {
 			var k store.Rack
-			var dns string
-			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}, &dns, &k.Enrolled, &k.Report, timeDest{&k.Reported}); err != nil {
+			var dns, bmcs, subnets string
+			if err := r.Scan(&k.SystemID, &k.Hostname, &k.Address, &k.Version, timeDest{&k.Seen}, &dns, &k.Enrolled, &k.Report, timeDest{&k.Reported},
+				&bmcs, &subnets); err != nil {
 				return err
 			}
-			if dns != "" {
-				k.DNS = strings.Split(dns, ",")
-			}
+			k.DNS, k.BMCNetworks, k.Subnets = splitList(dns), splitList(bmcs), splitList(subnets)
+			k.Served = prefixes(k.Subnets)
 			out = append(out, k)
 			return nil
 		})
 	if err != nil {
 		return nil, fmt.Errorf("racks: %w", err)
 	}
+	if err := vlanServed(ctx, c, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// vlanServed adds to each rack's Served the subnets of the VLANs an
+// administrator made it primary or secondary rack of.
+func vlanServed(ctx context.Context, c conn, racks []store.Rack) error {
+	at := make(map[string]int, len(racks))
+	for i, k := range racks {
+		at[k.SystemID] = i
+	}
+	err := eachRow(ctx, c, `SELECT v.primary_rack, v.secondary_rack, s.cidr FROM subnets s JOIN vlans v ON v.id = s.vlan_id
+		WHERE v.primary_rack <> '' OR v.secondary_rack <> ''`, nil, func(r *sql.Rows) error {
+		var primary, secondary, cidr string
+		if err := r.Scan(&primary, &secondary, &cidr); err != nil {
+			return err
+		}
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return nil
+		}
+		for _, id := range []string{primary, secondary} {
+			if i, ok := at[id]; ok && id != "" {
+				racks[i].Served = append(racks[i].Served, p.Masked())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("subnets racks serve: %w", err)
+	}
+	return nil
+}
+
+// prefixes parses stored CIDRs, skipping any that do not parse.
+func prefixes(ss []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, s := range ss {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+		}
+	}
+	return out
 }

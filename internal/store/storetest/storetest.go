@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PowerClaimWhere", testPowerClaimWhere},
 		{"RackPower", testRackPower},
 		{"RackEnrolment", testRackEnrolment},
+		{"RackGrant", testRackGrant},
 		{"Leases", testLeases},
 		{"Subnets", testSubnets},
 		{"NetworkDefaults", testNetworkDefaults},
