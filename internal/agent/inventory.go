@@ -173,7 +173,9 @@ func CollectNICs(root string) []machine.NIC {
 		if l, err := os.Readlink(filepath.Join(root, "sys/class/net", n, "device/driver")); err == nil {
 			nic.Driver = filepath.Base(l)
 		}
-		if s := readInt(root, "sys/class/net", n, "speed"); s > 0 {
+		// Older kernels print an unknown speed as 4294967295: not a speed,
+		// and past what the region takes (machine.MaxNICSpeedMbp).
+		if s := readInt(root, "sys/class/net", n, "speed"); s > 0 && s <= machine.MaxNICSpeedMbp {
 			nic.SpeedMbps = int(s)
 		}
 		out = append(out, nic)

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -57,5 +59,30 @@ func TestRawFiles(t *testing.T) {
 		if !strings.Contains(string(files[name]), want) {
 			t.Errorf("%s = %q, want it to contain %q", name, files[name], want)
 		}
+	}
+}
+
+// What the agent collects is what the region takes: an older kernel's
+// unknown speed (4294967295) is no speed, not a refused inventory.
+func TestCollectedInventoryPassesTheRegionsCheck(t *testing.T) {
+	if err := machine.CheckInventory(*CollectInventory(fixture)); err != nil {
+		t.Errorf("the fixture's inventory: %v", err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "sys/class/net/eth0")
+	if err := os.MkdirAll(filepath.Join(dir, "device"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"address": "52:54:00:00:00:01\n", "carrier": "0\n", "speed": "4294967295\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inv := CollectInventory(root)
+	if len(inv.NICs) != 1 || inv.NICs[0].SpeedMbps != 0 {
+		t.Fatalf("NICs = %+v, want eth0 without a speed", inv.NICs)
+	}
+	if err := machine.CheckInventory(*inv); err != nil {
+		t.Error(err)
 	}
 }

@@ -33,14 +33,14 @@ func eventFilter(r *request) (store.EventFilter, error) {
 		f.MinLevel = lv
 	}
 	var err error
-	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
+	if f.Limit, _, err = intParam(r, "limit", 1, maxQuery); err != nil {
 		return f, err
 	}
 	if f.Limit > 1000 {
 		return f, badField("limit", "at most 1000")
 	}
 	for name, dst := range map[string]*int64{"before": &f.BeforeID, "after": &f.AfterID} {
-		v, _, err := intParam(r, name, 0)
+		v, _, err := intParam(r, name, 0, maxQuery)
 		if err != nil {
 			return f, err
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/anvilmetal/anvil/internal/machine"
 )
 
 // Request bodies are read as Django reads them for MAAS: urlencoded
@@ -38,10 +41,16 @@ func (s *Server) parseForm(w http.ResponseWriter, r *request, limit int64) error
 	if err != nil {
 		return &fieldError{field: "query", msg: "cannot parse the query string: " + err.Error()}
 	}
+	if err := machine.CheckText(r.URL.Path); err != nil {
+		return badField("path", "%v", err)
+	}
 	if r.Method == http.MethodPost || r.Method == http.MethodPut {
 		if err := readBody(r, form); err != nil {
 			return err
 		}
+	}
+	if err := checkFormText(form); err != nil {
+		return err
 	}
 	// A repeated op (query and body disagreeing) is ambiguous.
 	if ops := form["op"]; len(ops) > 1 {
@@ -53,6 +62,24 @@ func (s *Server) parseForm(w http.ResponseWriter, r *request, limit int64) error
 		form["op"] = ops[:1]
 	}
 	r.form = form
+	return nil
+}
+
+// checkFormText refuses, in one place for every handler, a parameter
+// (from the query, a form, a multipart field or a JSON body) whose name
+// or value is not text the store can keep. Files (multipart parts with a
+// filename) are bytes and are not checked.
+func checkFormText(form url.Values) error {
+	for k, vs := range form {
+		if err := machine.CheckText(k); err != nil {
+			return badField("body", "a parameter name %v", err)
+		}
+		for _, v := range vs {
+			if err := machine.CheckText(v); err != nil {
+				return badField(fieldName(k), "%v", err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -296,7 +323,16 @@ func fieldName(n string) string {
 // their JSON spelling, arrays as repeated values and objects as their
 // JSON text (power_parameters, for one, is read as JSON either way).
 func readJSONBody(body io.Reader, form url.Values) error {
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return badBody(err)
+	}
+	// Before decoding: the decoder would replace invalid UTF-8, and a NUL
+	// inside an object member (power_parameters) would pass as "\u0000".
+	if path, err := machine.CheckJSONText(raw); err != nil {
+		return badField(fieldName(firstOr(path, "body")), "%v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var obj map[string]json.RawMessage
 	if err := dec.Decode(&obj); err != nil {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"net"
 	"net/url"
 	"slices"
@@ -31,7 +32,8 @@ func (f *ifaceForm) str(name string) (string, bool) {
 	return strings.TrimSpace(f.v.Get(name)), true
 }
 
-// int reads a whole number of at least min; "" is "not given".
+// int reads a whole number from min to MaxInt32 (what the kernel and the
+// store take for these); "" is "not given".
 func (f *ifaceForm) int(name string, min int, dst *int) {
 	s, ok := f.str(name)
 	if !ok || s == "" {
@@ -44,6 +46,10 @@ func (f *ifaceForm) int(name string, min int, dst *int) {
 	}
 	if n < min {
 		f.err.Add(name, "Ensure this value is greater than or equal to %d.", min)
+		return
+	}
+	if n > math.MaxInt32 {
+		f.err.Add(name, "Ensure this value is less than or equal to %d.", math.MaxInt32)
 		return
 	}
 	*dst = n

@@ -154,12 +154,12 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 			}
 			m.DriftPolicy = p
 		}
-		if v, ok, err := intParam(r, "cpu_count", 0); err != nil {
+		if v, ok, err := intParam(r, "cpu_count", 0, machine.MaxCPUs); err != nil {
 			return err
 		} else if ok {
 			m.CPUCount = v
 		}
-		if v, ok, err := intParam(r, "memory", 0); err != nil {
+		if v, ok, err := intParam(r, "memory", 0, machine.MaxMemoryMiB); err != nil {
 			return err
 		} else if ok {
 			m.Memory = int64(v)

@@ -121,10 +121,10 @@ func parseFilter(r *request) (store.MachineFilter, error) {
 		f.Arch = n
 	}
 	var err error
-	if f.MinCPU, _, err = intParam(r, "cpu_count", 0); err != nil {
+	if f.MinCPU, _, err = intParam(r, "cpu_count", 0, maxQuery); err != nil {
 		return f, err
 	}
-	mem, _, err := intParam(r, "mem", 0)
+	mem, _, err := intParam(r, "mem", 0, maxQuery)
 	f.MinMemory = int64(mem)
 	if !r.who.user.Admin {
 		f.VisibleTo = r.who.user.Name
@@ -140,7 +140,7 @@ func (s *Server) listMachines(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if f.Limit, _, err = intParam(r, "limit", 1); err != nil {
+	if f.Limit, _, err = intParam(r, "limit", 1, maxQuery); err != nil {
 		return err
 	}
 	return s.writeMachines(w, r, f)

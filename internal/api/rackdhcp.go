@@ -8,6 +8,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/dhcpshare"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -90,6 +91,7 @@ func (s *Server) dhcpLeases(w http.ResponseWriter, r *request) error {
 	}
 	out := make([]store.RackLease, 0, len(in))
 	seen := map[string]bool{}
+	now := time.Now()
 	for i, l := range in {
 		mac, err := machine.NormaliseMAC(l.MAC)
 		if err != nil {
@@ -106,6 +108,12 @@ func (s *Server) dhcpLeases(w http.ResponseWriter, r *request) error {
 		if l.Expires.IsZero() {
 			return badField("leases", "lease %d: no expiry", i)
 		}
+		// No lease outlives the longest lease time (a day's slack for
+		// clocks): a later expiry would hold the address for the other
+		// racks for good.
+		if l.Expires.After(now.Add(time.Duration(network.MaxLeaseSeconds)*time.Second + 24*time.Hour)) {
+			return badField("leases", "lease %d: expires %s, later than any lease time", i, l.Expires.UTC().Format(time.RFC3339))
+		}
 		if seen[mac] {
 			return badField("leases", "lease %d: %s has another lease in this report", i, mac)
 		}
@@ -116,7 +124,7 @@ func (s *Server) dhcpLeases(w http.ResponseWriter, r *request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.SetRackLeases(r.Context(), rackOf(r).SystemID, out, time.Now()); err != nil {
+	if err := s.store.SetRackLeases(r.Context(), rackOf(r).SystemID, out, now); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]int{"leases": len(out)})

@@ -130,6 +130,8 @@ func TestVLANPrimaryAndSecondaryRack(t *testing.T) {
 			{MAC: "junk", IP: "192.0.2.101", Subnet: "192.0.2.0/24", Expires: exp},
 			{MAC: "52:54:00:aa:00:02", IP: "192.0.2.101", Subnet: "192.0.2.0/24"},
 			{MAC: "52:54:00:aa:00:01", IP: "192.0.2.101", Subnet: "192.0.2.0/24", Expires: exp}, // the MAC twice
+			// An expiry past any lease time would hold the address for good.
+			{MAC: "52:54:00:aa:00:02", IP: "192.0.2.101", Subnet: "192.0.2.0/24", Expires: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)},
 		} {
 			if code, body := report("rack-a", good, bad); code != 400 {
 				t.Errorf("report with %+v: %d %s", bad, code, body)

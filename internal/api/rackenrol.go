@@ -47,7 +47,8 @@ func (s *Server) enrolSecret(w http.ResponseWriter, r *request) error {
 	life := defaultSecretLife
 	if v := r.form.Get("expires_in"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 60 || time.Duration(n)*time.Second > maxSecretLife {
+		// Compared in seconds: n*time.Second overflows for large n.
+		if err != nil || n < 60 || n > int(maxSecretLife/time.Second) {
 			return badField("expires_in", "must be a number of seconds from 60 to %d", int(maxSecretLife.Seconds()))
 		}
 		life = time.Duration(n) * time.Second

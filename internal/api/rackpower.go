@@ -93,7 +93,7 @@ func (s *Server) powerClaim(w http.ResponseWriter, r *request) error {
 	}
 	wait := float64(rack.DefaultClaimWait)
 	if v := r.form.Get(rack.PowerWait); v != "" {
-		if wait, err = strconv.ParseFloat(v, 64); err != nil || wait < 0 || wait > rack.MaxClaimWait {
+		if wait, err = strconv.ParseFloat(v, 64); err != nil || !inRange(wait, 0, rack.MaxClaimWait) {
 			return badField(rack.PowerWait, "must be a number of seconds from 0 to %d", rack.MaxClaimWait)
 		}
 	}
@@ -178,7 +178,7 @@ func (s *Server) powerResult(w http.ResponseWriter, r *request) error {
 		return badField(rack.PowerResumed, "must be one of %v", power.Steps)
 	}
 	secs, err := strconv.ParseFloat(r.form.Get(rack.PowerDuration), 64)
-	if err != nil || secs < 0 || secs > 24*3600 {
+	if err != nil || !inRange(secs, 0, 24*3600) {
 		return badField(rack.PowerDuration, "must be a number of seconds")
 	}
 	res.Duration = time.Duration(secs * float64(time.Second))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -154,7 +155,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		ResourceURI: machineURI(m.SystemID), SystemID: m.SystemID, Hostname: m.Hostname, Description: m.Description,
 		HardwareUUID: optional(m.HardwareUUID), Domain: renderDomain(m.Domain), FQDN: m.FQDN(),
 		OwnerData: nonNil(m.OwnerData), Locked: m.Locked, EphemeralDeploy: m.EphemeralDeploy, CacheSets: []cacheSetJSON{}, BCaches: []bcacheJSON{},
-		Architecture: m.Architecture, CPUCount: m.CPUCount, Memory: m.Memory, Storage: m.Storage,
+		Architecture: m.Architecture, CPUCount: m.CPUCount, Memory: m.Memory, Storage: finite(m.Storage),
 		Status: int(m.Status), OSystem: m.OSystem, DistroSeries: m.DistroSeries, Netboot: m.NetbootFlag(),
 		PowerType: m.PowerType, PowerState: string(m.PowerState),
 		TagNames: append([]string{}, m.Tags...), IPAddresses: []string{},
@@ -222,12 +223,25 @@ func optional(s string) *string {
 	return &s
 }
 
+// cores lists a NUMA node's cores. The count is a stored number, checked
+// where it arrives (machine.CheckInventory, the API's cpu_count) but
+// perhaps stored before those checks: it is clamped, so no row can make
+// a list this large.
 func cores(n int) []int {
-	c := make([]int, n)
+	c := make([]int, min(max(n, 0), machine.MaxCPUs))
 	for i := range c {
 		c[i] = i
 	}
 	return c
+}
+
+// finite is a stored float as JSON can carry it (encoding/json refuses
+// NaN and infinities, which would fail the whole answer).
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
 }
 
 // biosBootMethod is MAAS's name for how the firmware booted: "pxe" for a

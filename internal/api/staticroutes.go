@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -106,6 +107,9 @@ func (s *Server) saveRoute(w http.ResponseWriter, r *request, rt store.StaticRou
 		m, err := strconv.Atoi(strings.TrimSpace(first(val)))
 		if err != nil {
 			return badField("metric", "Enter a whole number.")
+		}
+		if m > math.MaxInt32 { // the store's column; negatives are the model's to refuse
+			return badField("metric", "Ensure this value is less than or equal to %d.", math.MaxInt32)
 		}
 		rt.Metric = m
 	}

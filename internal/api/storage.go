@@ -130,6 +130,8 @@ func (s *Server) createBlockDevice(w http.ResponseWriter, r *request) error {
 			e.Add("size", "Enter a whole number.")
 		case size < storage.MinBlockDeviceSize:
 			e.Add("size", "Ensure this value is greater than or equal to %d.", storage.MinBlockDeviceSize)
+		case size > machine.MaxDiskBytes:
+			e.Add("size", "Ensure this value is less than or equal to %d.", int64(machine.MaxDiskBytes))
 		}
 		bs, err := strconv.Atoi(r.form.Get("block_size"))
 		switch {
@@ -137,6 +139,8 @@ func (s *Server) createBlockDevice(w http.ResponseWriter, r *request) error {
 			e.Add("block_size", "This field is required.")
 		case err != nil || bs < 512:
 			e.Add("block_size", "Ensure this value is greater than or equal to 512.")
+		case bs > machine.MaxBlockSize || bs&(bs-1) != 0:
+			e.Add("block_size", "Enter a power of two from %d to %d.", machine.MinBlockSize, machine.MaxBlockSize)
 		}
 		if d.IDPath == "" && (d.Model == "" || d.Serial == "") {
 			e.Add("__all__", "serial/model are required if id_path is not provided.")

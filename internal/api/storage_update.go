@@ -88,12 +88,15 @@ func diskChange(r *request, deployed bool) (storage.DiskChange, error) {
 		if err != nil || n.IsPercent {
 			return ch, badField("size", "Enter a whole number of bytes, or one with a K, M, G or T suffix.")
 		}
+		if n.Bytes > machine.MaxDiskBytes {
+			return ch, badField("size", "Ensure this value is less than or equal to %d.", int64(machine.MaxDiskBytes))
+		}
 		ch.Size = &n.Bytes
 	}
 	if v := str("block_size"); v != nil && *v != "" {
 		n, err := storage.ParseSize(*v)
-		if err != nil || n.IsPercent || n.Bytes > 1<<20 {
-			return ch, badField("block_size", "Enter a whole number.")
+		if err != nil || n.IsPercent || n.Bytes > machine.MaxBlockSize || n.Bytes >= machine.MinBlockSize && n.Bytes&(n.Bytes-1) != 0 {
+			return ch, badField("block_size", "Enter a power of two from %d to %d.", machine.MinBlockSize, machine.MaxBlockSize)
 		}
 		bs := int(n.Bytes)
 		ch.BlockSize = &bs

@@ -70,6 +70,10 @@ func TestBlockDeviceAndBcacheUpdate(t *testing.T) {
 			{"blockdevices/2/", url.Values{"id_path": {"disk/by-id/x"}}, "absolute path"},
 			{"blockdevices/2/", url.Values{"serial": {""}}, "serial/model are required"},
 			{"blockdevices/2/", url.Values{"block_size": {"100"}}, "greater than or equal to 512"},
+			// Sizes no disk has: plans and sums of them must not overflow.
+			{"blockdevices/2/", url.Values{"size": {"9E"}}, "less than or equal to 4503599627370496"},
+			{"blockdevices/2/", url.Values{"block_size": {"1000"}}, "power of two"},
+			{"blockdevices/2/", url.Values{"block_size": {"1048576"}}, "power of two"},
 		} {
 			code, b := e.call(http.MethodPut, n+c.path, e.admin, c.form)
 			if code != http.StatusBadRequest || !strings.Contains(string(b), c.want) {

@@ -275,7 +275,7 @@ func applySubnetForm(r *request, v *netView, sn *store.Subnet, create bool) erro
 	if _, ok := r.form["disabled_boot_architectures"]; ok {
 		sn.DisabledBootArchitectures = list(r, "disabled_boot_architectures")
 	}
-	if val, ok, err := intParam(r, "lease_seconds", 60); err != nil {
+	if val, ok, err := intParam(r, "lease_seconds", 60, network.MaxLeaseSeconds); err != nil {
 		return err
 	} else if ok {
 		sn.LeaseSeconds = val

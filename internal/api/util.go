@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -22,16 +23,33 @@ func list(r *request, name string) []string {
 	return out
 }
 
-func intParam(r *request, name string, min int) (int, bool, error) {
+// maxQuery bounds numbers that only select (filters, limits, ids): far
+// past any real count, and exactly representable in a float64.
+const maxQuery = 1e12
+
+// intParam reads a whole number from min to max; "" is "not given".
+// MAAS's clients may send 4.0 for 4, so a number is parsed as a float
+// first; NaN and the infinities (which compare false to every bound and
+// convert to the least int64) and fractions are refused.
+func intParam(r *request, name string, min, max int) (int, bool, error) {
 	v := strings.TrimSpace(r.form.Get(name))
 	if v == "" {
 		return 0, false, nil
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < float64(min) || f > 1e12 {
-		return 0, false, badField(name, "%q is not a number of at least %d", v, min)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f != math.Trunc(f) {
+		return 0, false, badField(name, "%q is not a whole number", truncate(v, 40))
+	}
+	if f < float64(min) || f > float64(max) {
+		return 0, false, badField(name, "%q is out of range (%d to %d)", truncate(v, 40), min, max)
 	}
 	return int(f), true, nil
+}
+
+// inRange says whether f is a finite number from lo to hi: NaN compares
+// false to both bounds, so a plain pair of comparisons lets it through.
+func inRange(f, lo, hi float64) bool {
+	return !math.IsNaN(f) && f >= lo && f <= hi
 }
 
 func boolParam(r *request, name string) (bool, error) {

@@ -5,6 +5,7 @@
 package metadata
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,7 +90,15 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	return s
 }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A path names a token (os-up) or nothing; one that is not text would
+	// reach a lookup PostgreSQL refuses.
+	if err := machine.CheckText(r.URL.Path); err != nil {
+		jsonError(w, http.StatusBadRequest, "the path "+err.Error())
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
 
 // source is the caller's address; proxies are not trusted to say another.
 func source(r *http.Request) string { return ratelimit.Source(r) }
@@ -144,7 +153,24 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		jsonError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
 		return false
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	return decodeJSON(w, r, maxJSONBody, v)
+}
+
+// decodeJSON reads a JSON body of at most limit bytes into v, refusing
+// text the store cannot keep (machine.CheckJSONText) before any handler
+// sees it: every string an environment sends may become a name, an
+// event or a row.
+func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		jsonError(w, http.StatusBadRequest, "bad request body: "+err.Error())
+		return false
+	}
+	if path, err := machine.CheckJSONText(raw); err != nil {
+		jsonError(w, http.StatusBadRequest, "bad request body: "+strings.TrimSpace(path+" "+err.Error()))
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
 		jsonError(w, http.StatusBadRequest, "bad request body: "+err.Error())
 		return false
@@ -259,8 +285,7 @@ const maxReportBody = 8 << 20
 // report takes the environment's report on one script run.
 func (s *Server) report(w http.ResponseWriter, r *http.Request, m machine.Machine) {
 	var rep agentapi.ScriptReport
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReportBody)).Decode(&rep); err != nil {
-		jsonError(w, http.StatusBadRequest, "bad script report: "+err.Error())
+	if !decodeJSON(w, r, maxReportBody, &rep) {
 		return
 	}
 	if err := s.svc.ReportScript(r.Context(), m, rep); err != nil {
@@ -287,6 +312,16 @@ func (s *Server) signal(w http.ResponseWriter, r *http.Request, m machine.Machin
 	if err := r.ParseMultipartForm(8 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		text(w, http.StatusBadRequest, "bad form: "+err.Error())
 		return
+	}
+	// The form's fields (op, status, error) are text; its files are
+	// bytes, stored as they are.
+	for k, vs := range r.Form {
+		for _, v := range append([]string{k}, vs...) {
+			if err := machine.CheckText(v); err != nil {
+				text(w, http.StatusBadRequest, fmt.Sprintf("bad form: %.64q %v", k, err))
+				return
+			}
+		}
 	}
 	if op := r.FormValue("op"); op != "signal" {
 		text(w, http.StatusBadRequest, fmt.Sprintf("unknown op %q (only signal)", oauth.Truncate(op, 40)))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Credentials are the keys a PLAINTEXT header carries. Secret is the token
@@ -65,6 +66,11 @@ func ParseHeader(h string) (map[string]string, error) {
 		dv, err := url.PathUnescape(v[1 : len(v)-1])
 		if err != nil {
 			return nil, fmt.Errorf("OAuth parameter %s is not percent-encoded properly", Truncate(k, 40))
+		}
+		// Keys and tokens are looked up in text columns, which refuse
+		// these on PostgreSQL: refused here, they are not a server error.
+		if !utf8.ValidString(dv) || strings.IndexByte(dv, 0) >= 0 {
+			return nil, fmt.Errorf("OAuth parameter %s is not text", Truncate(k, 40))
 		}
 		out[strings.TrimSpace(k)] = dv
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/dhcp"
+	"github.com/anvilmetal/anvil/internal/network"
 )
 
 // dhcpConfig turns the region's subnets into the DHCP server's
@@ -62,7 +63,7 @@ func convertSubnet(s Subnet) (dhcp.Subnet, error) {
 	if err != nil {
 		return dhcp.Subnet{}, err
 	}
-	d := dhcp.Subnet{CIDR: p, DomainName: s.Domain, Search: s.Search, Enabled: s.DHCP, LeaseTime: time.Duration(s.LeaseSeconds) * time.Second}
+	d := dhcp.Subnet{CIDR: p, DomainName: s.Domain, Search: s.Search, Enabled: s.DHCP, LeaseTime: time.Duration(network.LeaseSeconds(s.LeaseSeconds)) * time.Second}
 	if s.Gateway != "" {
 		if d.Gateway, err = netip.ParseAddr(s.Gateway); err != nil {
 			return d, err

@@ -158,6 +158,9 @@ func powerWorkRefusals(t *testing.T, dbURL string) {
 		{"power_result", with("error", "BMC said no"), 400, "error_kind"},
 		{"power_result", with("error", "BMC said no", "error_kind", "gremlins"), 400, "error_kind"},
 		{"power_result", with("duration", "-1"), 400, "duration"},
+		// NaN compares false with both bounds.
+		{"power_claim", url.Values{"rack_id": {"r1"}, "wait": {"NaN"}}, 400, "wait"},
+		{"power_result", with("duration", "NaN"), 400, "duration"},
 		{"power_result", with("resumed", "twice"), 400, "resumed"},
 	} {
 		code, body := call(c.op, c.form)

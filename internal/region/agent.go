@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -137,6 +136,9 @@ func checkIdentity(id *agentapi.Identity) error {
 	if b := id.BMC; b != nil {
 		if b.Type != "ipmi" && b.Type != "redfish" {
 			return &ValidationError{Field: "bmc", Err: fmt.Errorf("unknown BMC type %q", b.Type)}
+		}
+		if err := (machine.Range{Min: 0, Max: machine.MaxPort}).Check("bmc.port", int64(b.Port)); err != nil {
+			return &ValidationError{Field: "bmc", Err: err}
 		}
 		if b.Address != "" {
 			a, err := netip.ParseAddr(b.Address)
@@ -524,13 +526,11 @@ func (s *Service) Signal(ctx context.Context, systemID string, issued machine.St
 	}
 	var inv *machine.Inventory
 	if data, ok := files[agentapi.InventoryFile]; ok {
-		inv = new(machine.Inventory)
-		if err := json.Unmarshal(data, inv); err != nil {
+		decoded, err := machine.DecodeInventory(data)
+		if err != nil {
 			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
 		}
-		if err := machine.CheckInventory(*inv); err != nil {
-			return machine.Machine{}, &ValidationError{Field: agentapi.InventoryFile, Err: err}
-		}
+		inv = &decoded
 	}
 	if len(errText) > 4096 {
 		errText = errText[:4096]

@@ -264,6 +264,9 @@ func (s *Service) ReportScript(ctx context.Context, m machine.Machine, rep agent
 	if !ok {
 		return &ValidationError{Field: "status", Err: fmt.Errorf("unknown script status %q", rep.Status)}
 	}
+	if err := checkReportNumbers(rep); err != nil {
+		return err
+	}
 	sets, err := s.Store.ListScriptSets(ctx, m.SystemID)
 	if err != nil {
 		return err
@@ -313,6 +316,26 @@ func (s *Service) ReportScript(ctx context.Context, m machine.Machine, rep agent
 	// A heartbeat too: a script still writing keeps the phase alive.
 	_, _, err = s.act(ctx, machine.SystemActor, m.SystemID, machine.Input{Action: machine.Heartbeat}, actOpts{})
 	return err
+}
+
+// maxScriptRuntime bounds a reported run time: the longest tests (a
+// whole-disk badblocks) take days, and a month in milliseconds is far
+// from overflowing time arithmetic.
+const maxScriptRuntime = 31 * 24 * time.Hour
+
+// checkReportNumbers refuses an exit status no process has (-1 is Go's
+// "killed by a signal") and a run time no script takes, before either
+// reaches the store's 32-bit column or a timestamp.
+func checkReportNumbers(rep agentapi.ScriptReport) error {
+	if e := rep.ExitStatus; e != nil {
+		if err := (machine.Range{Min: -1, Max: 255}).Check("exit_status", int64(*e)); err != nil {
+			return &ValidationError{Field: "exit_status", Err: err}
+		}
+	}
+	if err := (machine.Range{Min: 0, Max: maxScriptRuntime.Milliseconds()}).Check("runtime_ms", rep.RuntimeMS); err != nil {
+		return &ValidationError{Field: "runtime_ms", Err: err}
+	}
+	return nil
 }
 
 func capped(have, more []byte) []byte {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/anvilmetal/anvil/internal/dnsname"
+	"math"
 	"net"
 	"net/url"
 	"slices"
@@ -134,15 +135,15 @@ func (it Item) Parse(raw string) (any, error) {
 		if n < it.Min {
 			return nil, fmt.Errorf("Ensure this value is greater than or equal to %d.", it.Min)
 		}
-		if it.Max != 0 && n > it.Max {
-			return nil, fmt.Errorf("Ensure this value is less than or equal to %d.", it.Max)
+		if hi := it.maxInt(); n > hi {
+			return nil, fmt.Errorf("Ensure this value is less than or equal to %d.", hi)
 		}
 		return n, nil
 	case Seconds:
 		d, err := time.ParseDuration(v)
 		if err != nil {
 			n, nerr := strconv.Atoi(v)
-			if nerr != nil {
+			if nerr != nil || n < 0 || n > maxIntervalSeconds {
 				return nil, fmt.Errorf("%q is neither seconds nor a duration like 5m", raw)
 			}
 			d = time.Duration(n) * time.Second
@@ -254,6 +255,19 @@ func (it Item) Decode(stored string) any {
 	return v
 }
 
+// maxInt is the largest value of a whole-number setting: its own Max, or
+// the largest 32-bit number (what every consumer of a setting can hold).
+func (it Item) maxInt() int {
+	if it.Max != 0 {
+		return it.Max
+	}
+	return math.MaxInt32
+}
+
+// maxIntervalSeconds bounds an interval or a number of seconds (ten
+// years): far past any setting's use, far from time.Duration's limit.
+const maxIntervalSeconds = 10 * 365 * 24 * 3600
+
 // ParseInterval reads a systemd-style time span: numbers with units
 // (s, m or min, h, d, w), optionally separated by spaces.
 func ParseInterval(v string) (time.Duration, error) {
@@ -278,6 +292,11 @@ func ParseInterval(v string) (time.Duration, error) {
 		unit, ok := map[string]time.Duration{"s": time.Second, "m": time.Minute, "min": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour}[s[i:j]]
 		if !ok {
 			return 0, fmt.Errorf("%q is not an interval like 15m or 1h 30m", v)
+		}
+		// Bounded before multiplying: n*unit overflows past 292 years,
+		// and a wrapped total could land back in range.
+		if n > maxIntervalSeconds || total+time.Duration(n)*unit > maxIntervalSeconds*time.Second {
+			return 0, fmt.Errorf("%q is longer than %d days", v, maxIntervalSeconds/86400)
 		}
 		total += time.Duration(n) * unit
 		s = s[j:]

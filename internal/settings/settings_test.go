@@ -56,6 +56,16 @@ func TestParse(t *testing.T) {
 		{"remote_syslog", "syslog.example:514", "syslog.example:514", ""},
 		{"remote_syslog", "syslog.example:99999", nil, "invalid port"},
 		{"dnssec_validation", "no", "no", ""},
+		// Numbers past what a consumer can hold: node_timeout in minutes
+		// times time.Minute overflows a Duration.
+		{"node_timeout", "10081", nil, "less than or equal to 10080"},
+		{"node_timeout", "153722867280912931", nil, "less than or equal to"},
+		{"node_timeout", "99999999999999999999", nil, "whole number"},
+		{"max_node_commissioning_results", "1000000000", nil, "less than or equal to 1000"},
+		{"default_dns_ttl", "2147483648", nil, "less than or equal to 2147483647"},
+		{"subnet_ip_exhaustion_threshold_count", "1e9", nil, "whole number"},
+		{"power_poll_interval", "18446744074", nil, "neither seconds"},
+		{"power_poll_interval", "-1", nil, "neither seconds"},
 	}
 	for _, c := range cases {
 		it, ok := Lookup(c.name)
@@ -124,7 +134,9 @@ func TestParseInterval(t *testing.T) {
 			t.Errorf("%q: %v %v, want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "15", "m", "0m", "1y", "-5m"} {
+	// 18446744074s wraps a Duration to about 0.7s; 106752w to a negative
+	// total, 106751w 1w past it to a positive one.
+	for _, in := range []string{"", "15", "m", "0m", "1y", "-5m", "18446744074s", "106752w", "106751w 1w", "3651d", "99999999999999999999s"} {
 		if _, err := ParseInterval(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}

@@ -74,7 +74,9 @@ func parseList(v url.Values) (listQuery, []string) {
 		q.Sort = "hostname"
 	}
 	if n, err := strconv.Atoi(v.Get("page")); err == nil && n > 0 {
-		q.Page = n
+		// Clamped: (page-1)*per_page must not overflow; a page past the
+		// end shows the last one anyway.
+		q.Page = min(n, 1<<30)
 	}
 	if n, err := strconv.Atoi(v.Get("per_page")); err == nil && n > 0 {
 		q.PerPage = min(n, maxPerPage)

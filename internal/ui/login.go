@@ -57,6 +57,10 @@ func (s *Server) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if err := formText(r.PostForm); err != nil {
+		http.Error(w, "bad form: "+err.Error(), http.StatusBadRequest)
+		return
+	}
 	d := loginData{Next: safeNext(r.PostForm.Get("next")), Username: strings.TrimSpace(r.PostForm.Get("username"))}
 	c, err := r.Cookie(loginCookie)
 	if err != nil || c.Value == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(r.PostForm.Get(session.FormField))) != 1 {

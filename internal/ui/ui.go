@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/dns"
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/session"
@@ -99,7 +100,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
+	if err := requestText(r); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// requestText refuses, before any page reads them, a path or query
+// parameter that is not text the store can keep (machine.CheckText):
+// pages look machines and names up by them. A form the page reads
+// itself (the login) is checked where it is read.
+func requestText(r *http.Request) error {
+	if err := machine.CheckText(r.URL.Path); err != nil {
+		return fmt.Errorf("the path %v", err)
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery)
+	return formText(q)
+}
+
+// formText refuses a form with a name or value that is not text.
+func formText(form url.Values) error {
+	for k, vs := range form {
+		for _, v := range append([]string{k}, vs...) {
+			if err := machine.CheckText(v); err != nil {
+				return fmt.Errorf("%.64q %v", k, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Server) routes() {
