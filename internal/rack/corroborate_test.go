@@ -126,6 +126,15 @@ func newBootNet(t *testing.T, dbURL string, more ...func(*bootNet, *rack.Config)
 // a machine's firmware does, and puts it on the client side.
 func (n *bootNet) lease(mac string) string {
 	n.t.Helper()
+	ip := n.dhcp(mac, true)
+	n.addr(ip)
+	return ip
+}
+
+// dhcp runs DISCOVER/OFFER for mac, and REQUEST/ACK when ack is set, and
+// returns the address offered (or acknowledged).
+func (n *bootNet) dhcp(mac string, ack bool) string {
+	n.t.Helper()
 	hw, _ := net.ParseMAC(mac)
 	var ip net.IP
 	err := n.cli.Do(func() error {
@@ -143,21 +152,23 @@ func (n *bootNet) lease(mac string) string {
 		if err != nil {
 			return fmt.Errorf("discover: %w", err)
 		}
+		if ip = offer.YourIPAddr; !ack {
+			return nil
+		}
 		req, err := dhcpv4.NewRequestFromOffer(offer)
 		if err != nil {
 			return err
 		}
-		ack, err := exchange(c, req, bcast, dhcpv4.MessageTypeAck)
+		a, err := exchange(c, req, bcast, dhcpv4.MessageTypeAck)
 		if err != nil {
 			return fmt.Errorf("request: %w", err)
 		}
-		ip = ack.YourIPAddr
+		ip = a.YourIPAddr
 		return nil
 	})
 	if err != nil {
-		n.t.Fatalf("lease for %s: %v", mac, err)
+		n.t.Fatalf("dhcp for %s: %v", mac, err)
 	}
-	n.addr(ip.String())
 	return ip.String()
 }
 

@@ -398,7 +398,7 @@ func (r *Rack) startDHCP(ctx context.Context, cl *client.Client, cfg Config) err
 	case cfg.DHCPProxy:
 		r.Source.Holder, r.Source.HeldBy = NeighbourHolder(""), NeighbourHeldBy("")
 	default:
-		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
+		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases, srv.PeerLeaseOf), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
@@ -34,7 +35,8 @@ type BootSource struct {
 	// ExtraParams go on every kernel command line (console=ttyS0,115200).
 	ExtraParams []string
 	// Holder, when set, says who holds a MAC; a per-MAC config asked
-	// for from another address is served without the enrolment secret.
+	// for from another address is served without the enrolment secret,
+	// as it is when HeldBy says the asker holds another MAC.
 	Holder Holder
 	// HeldBy, when set, says which MAC holds an address; with Key, the
 	// rack's API key, the default config then carries a sighting for
@@ -78,7 +80,8 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return boot.File{}, boot.ErrNotFound
 	}
 	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
-	known, holds := s.holds(ctx, req.MAC, c)
+	known, held := s.holds(ctx, req.MAC, e, c)
+	holds := held != ""
 	if known && !holds {
 		s.report(req.MAC, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s: served without its enrolment secret", c.Addr.Addr().Unmap(), req.MAC))
 		e.Enrol = ""
@@ -89,7 +92,7 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	}
 	var seen string
 	if holds {
-		seen = s.sign(req.MAC, c)
+		seen = s.sign(held, c)
 	}
 	return s.render(req, p, &e, seen)
 }
@@ -124,16 +127,52 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, see
 	return file(b, s.now()), nil
 }
 
-// holds says whether the rack can tell who holds mac, and whether c does.
-// The enrolment secret goes to any asker when it cannot tell (see the
-// README); a sighting only to a holder it knows.
-func (s *BootSource) holds(ctx context.Context, mac string, c boot.Client) (known, holds bool) {
-	if s.Holder == nil || !c.Addr.IsValid() {
-		return false, false
+// holds says whether the rack can tell who holds the machine's MAC (the
+// one asked for; for a config asked for by SMBIOS UUID, any of the
+// machine's), and which of them c holds ("" when none).
+func (s *BootSource) holds(ctx context.Context, mac string, e Entry, c boot.Client) (known bool, held string) {
+	if !c.Addr.IsValid() {
+		return false, ""
 	}
-	hs := s.Holder(ctx, mac)
+	macs := []string{mac}
+	if mac == "" && len(e.MACs) > 0 {
+		macs = e.MACs
+	}
 	from := c.Addr.Addr().Unmap()
-	return len(hs) > 0, slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from })
+	var asker string
+	if s.HeldBy != nil {
+		asker = s.HeldBy(ctx, from)
+	}
+	for _, m := range macs {
+		var hs []netip.Addr
+		var sure bool
+		if s.Holder != nil {
+			hs, sure = s.Holder(ctx, m)
+		}
+		k, h := enrolTo(m, from, hs, sure, asker)
+		if h {
+			return true, m
+		}
+		known = known || k
+	}
+	return known, ""
+}
+
+// enrolTo decides who a per-MAC config's enrolment secret may go to: an
+// address that holds mac. It is known that from does not when the
+// holders are known and from is not among them, when the answer is sure
+// (the rack's own DHCP: no lease and no offer means nobody), or when from
+// is known to hold another MAC (asker, "" when unknown). Otherwise the
+// rack cannot tell, and the secret, bound to from, goes to any asker
+// (the README's exposure without Anvil's DHCP).
+func enrolTo(mac string, from netip.Addr, holders []netip.Addr, sure bool, asker string) (known, holds bool) {
+	if slices.ContainsFunc(holders, func(h netip.Addr) bool { return h.Unmap() == from }) {
+		return true, true
+	}
+	if sure || len(holders) > 0 {
+		return true, false
+	}
+	return asker != "" && !strings.EqualFold(asker, mac), false
 }
 
 // sign is the sighting of a boot served to c, which holds mac ("" when
