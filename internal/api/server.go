@@ -51,6 +51,7 @@ type Server struct {
 	// resources is the route table describe/ is generated from.
 	resources    []resource
 	describeHash string
+	boot         *bootBounds // what racks' boot events may add
 }
 
 // New builds the API over a region service.
@@ -61,7 +62,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	if opts.WatchPoll == 0 {
 		opts.WatchPoll = 2 * time.Second
 	}
-	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(), cache: newRenderCache()}
+	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(), cache: newRenderCache(), boot: newBootBounds()}
 	s.routes()
 	return s
 }

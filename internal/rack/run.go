@@ -258,7 +258,9 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 		Holder:      cfg.Holder,
 		Key:         signKey,
+		Limit:       NewConfigLimit(),
 	}
+	r.Reporter.Known = func(mac string) bool { _, ok := r.Cache.ByMAC(mac); return ok }
 	// DHCP first among the boot services: its leases say who holds a MAC
 	// before any config is served.
 	if cfg.DHCPInterface != "" {

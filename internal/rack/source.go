@@ -13,6 +13,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/boot"
 	"github.com/anvilmetal/anvil/internal/boot/bootcfg"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/ratelimit"
 )
 
 // BootSource answers boot file requests from the cache: per-machine
@@ -43,7 +44,24 @@ type BootSource struct {
 	// it (agentapi.Sign).
 	HeldBy HeldBy
 	Key    string
-	Now    func() time.Time
+	// Limit, when set, bounds the configs one address may ask for
+	// (NewConfigLimit); the rest are refused with boot.ErrBusy.
+	Limit *ratelimit.PerKey
+	Now   func() time.Time
+}
+
+// The configs one address may ask for: a PXELINUX boot tries a dozen
+// names, GRUB's some more, so a booting machine stays well within these;
+// a flood from one address is refused before it renders or reports
+// anything.
+const (
+	ConfigRate  = 5
+	ConfigBurst = 60
+)
+
+// NewConfigLimit is the per-address limit a rack's boot source keeps.
+func NewConfigLimit() *ratelimit.PerKey {
+	return ratelimit.New(ConfigRate, ConfigBurst).WithMax(limiterKeys)
 }
 
 // Open implements boot.Source.
@@ -55,6 +73,8 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	switch {
 	case req.Kind == bootcfg.File:
 		return s.Files.Open(ctx, req.Path, c)
+	case !s.allow(c):
+		return boot.File{}, fmt.Errorf("%w: configs from %s", boot.ErrBusy, c.Addr.Addr())
 	case req.Kind == bootcfg.GRUB && req.Top:
 		return file(bootcfg.GRUBTop(), s.now()), nil
 	case req.Kind == bootcfg.IPXE && req.Path == "ipxe.cfg":
@@ -125,6 +145,18 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, see
 		s.report(req.MAC, req.UUID, boot.Client{}, p.Purpose, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
 	}
 	return file(b, s.now()), nil
+}
+
+// allow takes a token for c's address when configs are limited.
+func (s *BootSource) allow(c boot.Client) bool {
+	if s.Limit == nil {
+		return true
+	}
+	key := ""
+	if c.Addr.IsValid() {
+		key = c.Addr.Addr().Unmap().String()
+	}
+	return s.Limit.Allow(key)
 }
 
 // holds says whether the rack can tell who holds the machine's MAC (the
