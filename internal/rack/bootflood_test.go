@@ -84,17 +84,8 @@ func discoveries(t *testing.T, cl *client.Client) int {
 func TestBootConfigFloodIsBounded(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		n := newBootNet(t, dbURL)
-		ctx := context.Background()
 		const victim = "52:54:00:c2:00:01"
-		_, log, addr := bmc(t, "6f2c1f1e-0000-4000-8000-0000000000e1", victim)
-		m, err := n.admin.CreateMachine(ctx, url.Values{"hostname": {"victim"}, "mac_addresses": {victim}, "architecture": {"amd64/generic"},
-			"power_type": {"ipmi"}, "power_parameters_power_address": {addr}, "power_parameters_power_user": {"admin"},
-			"power_parameters_power_pass": {"secret"}, "commission": {"true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "commissioning to power it on", func() bool { return commands(log, "power on") == 1 })
-		waitFor(t, "the rack to know the machine", func() bool { _, ok := n.rack.Cache.ByMAC(victim); return ok })
+		m, _ := n.commissioning("6f2c1f1e-0000-4000-8000-0000000000e1", victim)
 		before := len(events(t, n.admin, m.SystemID))
 		ds0 := discoveries(t, n.admin)
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -106,17 +105,8 @@ func (n *bootNet) configs(ip, mac string) map[string]string {
 func TestEnrolSecretOnlyToTheLease(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		n := newBootNet(t, dbURL, withTFTP)
-		ctx := context.Background()
 		const victim, attacker = "52:54:00:c1:00:01", "52:54:00:c1:00:66"
-		_, log, addr := bmc(t, "6f2c1f1e-0000-4000-8000-0000000000d1", victim)
-		m, err := n.admin.CreateMachine(ctx, url.Values{"hostname": {"victim"}, "mac_addresses": {victim}, "architecture": {"amd64/generic"},
-			"power_type": {"ipmi"}, "power_parameters_power_address": {addr}, "power_parameters_power_user": {"admin"},
-			"power_parameters_power_pass": {"secret"}, "commission": {"true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "commissioning to power it on", func() bool { return commands(log, "power on") == 1 })
-		waitFor(t, "the rack to know the machine", func() bool { e, ok := n.rack.Cache.ByMAC(victim); return ok && e.Enrol != "" })
+		m, _ := n.commissioning("6f2c1f1e-0000-4000-8000-0000000000d1", victim)
 
 		n.addr("192.0.2.50")
 		own := n.lease(attacker)
