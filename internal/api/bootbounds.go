@@ -31,10 +31,6 @@ func newBootBounds() *bootBounds {
 	}
 }
 
-// forget drops the closed windows, once a batch: the region records no
-// counts of its own.
-func (b *bootBounds) forget() { b.steps.Due() }
-
 // event says whether to record e on machine systemID, and the
 // description to record it with. A rack's count of repeats is recorded
 // as such: it never repeats a step the region folded.

@@ -58,7 +58,6 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	var known []machine.Event
 	var bootedLocal []string
 	discovered := 0
-	s.boot.forget()
 	// addresses are the machines' MACs seen with an address, the last
 	// sighting of each: where the pages read a machine's addresses.
 	addresses := map[string]store.Discovery{}

@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/client"
+	"github.com/anvilmetal/anvil/internal/metadata"
 	"github.com/anvilmetal/anvil/internal/rack"
 	"github.com/anvilmetal/anvil/internal/serve"
 )
@@ -207,6 +209,68 @@ func TestRegionBoundsBootEvents(t *testing.T) {
 		dbound := rack.UnknownTotalBurst + int(rack.UnknownTotalRate*elapsed.Seconds())
 		if got := discoveries(t, cl) - ds0; got > dbound {
 			t.Fatalf("3000 unknown MACs in %s gave %d discoveries, more than %d", elapsed, got, dbound)
+		}
+	})
+}
+
+// TestAnonymousHelloFloodIsBounded performs the attack on a running
+// region's metadata API: a thousand hellos naming a commissioning
+// machine's MAC, from fifty loopback addresses (each within the
+// per-address limit), add one line to its timeline, not a thousand;
+// hellos that say different things still each get theirs.
+func TestAnonymousHelloFloodIsBounded(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		log := slog.New(slog.NewTextHandler(io.Discard, nil))
+		srv, err := serve.Start(ctx, serve.Config{DataDir: dir, DBURL: dbURL, Listen: "127.0.0.1:0", Log: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer srv.Close(context.Background())
+		base := "http://" + srv.Addr.String()
+		key, err := serve.APIKey(ctx, dir, dbURL, "admin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := client.New(base+"/MAAS/", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const mac = "52:54:00:c4:00:01"
+		m, err := cl.CreateMachine(ctx, url.Values{"hostname": {"hailed"}, "mac_addresses": {mac}, "architecture": {"amd64/generic"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cl.MachineOp(ctx, m.SystemID, "commission", nil); err != nil {
+			t.Fatal(err)
+		}
+		before := len(events(t, cl, m.SystemID))
+		var wg sync.WaitGroup
+		for a := 0; a < 50; a++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ag := &agentapi.Client{Base: base + metadata.Prefix, HTTP: from(fmt.Sprintf("127.0.%d.%d", 10+a/200, 1+a%200))}
+				for i := 0; i < 20; i++ {
+					ag.Hello(ctx, agentapi.HelloRequest{Identity: agentapi.Identity{MACs: []string{mac}, Arch: "amd64/generic"}, Purpose: "enlist"})
+				}
+			}()
+		}
+		wg.Wait()
+		// Another claim: its own line.
+		ag := &agentapi.Client{Base: base + metadata.Prefix, HTTP: from("127.0.20.1")}
+		if _, err := ag.Hello(ctx, agentapi.HelloRequest{Identity: agentapi.Identity{MACs: []string{mac}, Arch: "amd64/generic"}, Purpose: "ephemeral"}); err != nil {
+			t.Fatal(err)
+		}
+		evs := events(t, cl, m.SystemID)
+		var enlist, ephemeral int
+		for _, e := range evs[:len(evs)-before] {
+			enlist += strings.Count(e.Description, "booted the enlist environment")
+			ephemeral += strings.Count(e.Description, "booted the ephemeral environment without")
+		}
+		if enlist != 1 || ephemeral != 1 {
+			t.Fatalf("1000 identical anonymous hellos and one other: %d and %d events, want 1 and 1 (%d new in all)", enlist, ephemeral, len(evs)-before)
 		}
 	})
 }

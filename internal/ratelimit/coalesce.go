@@ -36,8 +36,9 @@ func NewCoalescer[V any](window time.Duration, max int) *Coalescer[V] {
 }
 
 // First notes key with v and reports whether it is the first within its
-// window (keep it) rather than a repeat (counted: drop it). With the
-// table full of open windows, a new key is kept untracked.
+// window (keep it) rather than a repeat (counted: drop it). A full table
+// forgets its closed windows (with the counts Due has not taken); full
+// of open ones, a new key is kept untracked.
 func (c *Coalescer[V]) First(key string, v V) bool {
 	now := c.now()
 	c.mu.Lock()
@@ -48,7 +49,7 @@ func (c *Coalescer[V]) First(key string, v V) bool {
 		return false
 	}
 	if _, ok := c.keys[key]; !ok && len(c.keys) >= c.max {
-		c.forgetQuiet(now)
+		c.forgetClosed(now)
 		if len(c.keys) >= c.max {
 			return true
 		}
@@ -76,11 +77,10 @@ func (c *Coalescer[V]) Due() []Repeat[V] {
 	return out
 }
 
-// forgetQuiet drops closed windows that folded nothing (Due would
-// return none of them).
-func (c *Coalescer[V]) forgetQuiet(now time.Time) {
+// forgetClosed drops the windows that have closed.
+func (c *Coalescer[V]) forgetClosed(now time.Time) {
 	for k, h := range c.keys {
-		if h.n == 0 && now.Sub(h.first) >= c.window {
+		if now.Sub(h.first) >= c.window {
 			delete(c.keys, k)
 		}
 	}
