@@ -136,6 +136,27 @@ func TestBootConfigFloodIsBounded(t *testing.T) {
 	})
 }
 
+// startRegion starts a region on loopback, and an administrator's client.
+func startRegion(t *testing.T, dbURL string) (*serve.Server, *client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	srv, err := serve.Start(ctx, serve.Config{DataDir: dir, DBURL: dbURL, Listen: "127.0.0.1:0", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+	key, err := serve.APIKey(ctx, dir, dbURL, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New("http://"+srv.Addr.String()+"/MAAS/", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, cl
+}
+
 // TestRegionBoundsBootEvents: the region does not trust a rack to have
 // bounded what it reports. A rack (here the client, with its key) posts
 // thousands of distinct steps of one machine, one step a thousand times,
@@ -144,21 +165,7 @@ func TestBootConfigFloodIsBounded(t *testing.T) {
 func TestRegionBoundsBootEvents(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
-		dir := t.TempDir()
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		srv, err := serve.Start(ctx, serve.Config{DataDir: dir, DBURL: dbURL, Listen: "127.0.0.1:0", Log: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close(context.Background())
-		key, err := serve.APIKey(ctx, dir, dbURL, "admin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := client.New("http://"+srv.Addr.String()+"/MAAS/", key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, cl := startRegion(t, dbURL)
 		const mac = "52:54:00:c3:00:01"
 		m, err := cl.CreateMachine(ctx, url.Values{"hostname": {"flooded"}, "mac_addresses": {mac}})
 		if err != nil {
@@ -221,22 +228,8 @@ func TestRegionBoundsBootEvents(t *testing.T) {
 func TestAnonymousHelloFloodIsBounded(t *testing.T) {
 	eachDB(t, func(t *testing.T, dbURL string) {
 		ctx := context.Background()
-		dir := t.TempDir()
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		srv, err := serve.Start(ctx, serve.Config{DataDir: dir, DBURL: dbURL, Listen: "127.0.0.1:0", Log: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Close(context.Background())
+		srv, cl := startRegion(t, dbURL)
 		base := "http://" + srv.Addr.String()
-		key, err := serve.APIKey(ctx, dir, dbURL, "admin")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := client.New(base+"/MAAS/", key)
-		if err != nil {
-			t.Fatal(err)
-		}
 		const mac = "52:54:00:c4:00:01"
 		m, err := cl.CreateMachine(ctx, url.Values{"hostname": {"hailed"}, "mac_addresses": {mac}, "architecture": {"amd64/generic"}})
 		if err != nil {
