@@ -48,10 +48,10 @@ type Server struct {
 	opts  Options
 	mux   *http.ServeMux
 	cache *renderCache
+	boot  *bootBounds // what racks' boot events may add (bootbounds.go)
 	// resources is the route table describe/ is generated from.
 	resources    []resource
 	describeHash string
-	boot         *bootBounds // what racks' boot events may add
 }
 
 // New builds the API over a region service.
