@@ -11,8 +11,9 @@ import (
 // What anonymous hellos may add to a machine's timeline (an uncorroborated
 // boot, a held enlistment): a hello is anyone's word, and without bounds
 // each one, from any number of addresses, would add a line. One event
-// repeated within AnonEventWindow is recorded once, and a machine gets at
-// most AnonEventBurst of them at once and AnonEventRate a second.
+// repeated from one address within AnonEventWindow is recorded once, and
+// a machine gets at most AnonEventBurst of them at once and
+// AnonEventRate a second.
 const (
 	AnonEventWindow = time.Minute
 	AnonEventBurst  = 30
@@ -26,23 +27,23 @@ type anonEvents struct {
 	perMachine *ratelimit.PerKey
 }
 
-// first says whether an event of typ on machine systemID, what names
-// it, is to be recorded: the first of its window, within the machine's
-// bound.
-func (a *anonEvents) first(systemID, typ, what string) bool {
+// first says whether an event of typ on machine systemID, caused from
+// source and what names it, is to be recorded: the first of its window,
+// within the machine's bound.
+func (a *anonEvents) first(systemID, source, typ, what string) bool {
 	a.once.Do(func() {
 		a.steps = ratelimit.NewCoalescer[struct{}](AnonEventWindow, 10000)
 		a.perMachine = ratelimit.New(AnonEventRate, AnonEventBurst).WithMax(10000)
 	})
-	return a.steps.First(systemID+"\x00"+typ+"\x00"+what, struct{}{}) && a.perMachine.Allow(systemID)
+	return a.steps.First(systemID+"\x00"+source+"\x00"+typ+"\x00"+what, struct{}{}) && a.perMachine.Allow(systemID)
 }
 
-// keep is the events of an untrusted hello that are the first of their
-// window.
-func (a *anonEvents) keep(evs []machine.Event, systemID string) []machine.Event {
+// keep is the events of an untrusted hello from source that are to be
+// recorded.
+func (a *anonEvents) keep(evs []machine.Event, systemID, source string) []machine.Event {
 	var out []machine.Event
 	for _, e := range evs {
-		if a.first(systemID, e.Type, e.Description) {
+		if a.first(systemID, source, e.Type, e.Description) {
 			out = append(out, e)
 		}
 	}
