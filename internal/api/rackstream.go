@@ -57,6 +57,7 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 	}
 	var known []machine.Event
 	var bootedLocal []string
+	discovered := 0
 	// addresses are the machines' MACs seen with an address, the last
 	// sighting of each: where the pages read a machine's addresses.
 	addresses := map[string]store.Discovery{}
@@ -75,18 +76,21 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			if e.IP != "" {
 				addresses[e.MAC] = store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}
 			}
-			known = append(known, machine.Event{
-				SystemID: m.SystemID, Hostname: m.Hostname, Type: machine.BootStepType + truncate(e.Kind, 20), Level: machine.LevelInfo,
-				Description: truncate(e.Detail, 500), Created: at.UTC(),
-			})
+			if desc, ok := s.boot.event(m.SystemID, e, truncate(e.Detail, 500)); ok {
+				known = append(known, machine.Event{
+					SystemID: m.SystemID, Hostname: m.Hostname, Type: machine.BootStepType + truncate(e.Kind, 20), Level: machine.LevelInfo,
+					Description: desc, Created: at.UTC(),
+				})
+			}
 			continue
 		}
-		if !discover {
+		if !discover || !s.boot.discovery(rackKey(r), e) {
 			continue
 		}
 		if err := s.store.NoteDiscovery(r.Context(), store.Discovery{MAC: e.MAC, IP: e.IP, LastSeen: at, LastWhat: truncate(e.Kind+" "+e.Detail, 200)}); err != nil {
 			return err
 		}
+		discovered++
 	}
 	for _, d := range addresses {
 		if err := s.store.NoteDiscovery(r.Context(), d); err != nil {
@@ -104,7 +108,7 @@ func (s *Server) bootEvents(w http.ResponseWriter, r *request) error {
 			return err
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"recorded": len(known), "discovered": len(evs) - len(known)})
+	writeJSON(w, http.StatusOK, map[string]int{"recorded": len(known), "discovered": discovered})
 	return nil
 }
 

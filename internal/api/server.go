@@ -49,6 +49,7 @@ type Server struct {
 	opts  Options
 	mux   *http.ServeMux
 	cache *renderCache
+	boot  *bootBounds // what racks' boot events may add (bootbounds.go)
 	// resources is the route table describe/ is generated from.
 	resources    []resource
 	describeHash string
@@ -67,7 +68,7 @@ func New(svc *region.Service, log *slog.Logger, opts Options) *Server {
 	if opts.WatchPoll == 0 {
 		opts.WatchPoll = 2 * time.Second
 	}
-	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(), cache: newRenderCache()}
+	s := &Server{store: svc.Store, svc: svc, log: log, opts: opts, mux: http.NewServeMux(), cache: newRenderCache(), boot: newBootBounds()}
 	s.routes()
 	return s
 }

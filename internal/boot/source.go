@@ -49,6 +49,9 @@ var (
 	// of the served tree. Servers answer it as an access violation (TFTP)
 	// or 400 (HTTP), never as "not found", so probing shows nothing.
 	ErrBadName = errors.New("bad file name")
+	// ErrBusy is for a client asking more often than it may: 429 over
+	// HTTP, an error over TFTP.
+	ErrBusy = errors.New("too many requests")
 )
 
 // Observer is told of every file served or refused (for events on

@@ -61,6 +61,12 @@ func (s *Server) PeerLeases() []Lease {
 	return out
 }
 
+// PeerLeaseOf is the partner's active lease of mac at now: the rack's boot
+// server counts it as the MAC's holder.
+func (s *Server) PeerLeaseOf(mac net.HardwareAddr, now time.Time) (Lease, bool) {
+	return s.peerOf(mac, now)
+}
+
 // peerOf is the partner's active lease of mac.
 func (s *Server) peerOf(mac net.HardwareAddr, now time.Time) (Lease, bool) {
 	t := s.peers.Load()

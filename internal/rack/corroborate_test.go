@@ -126,6 +126,15 @@ func newBootNet(t *testing.T, dbURL string, more ...func(*bootNet, *rack.Config)
 // a machine's firmware does, and puts it on the client side.
 func (n *bootNet) lease(mac string) string {
 	n.t.Helper()
+	ip := n.dhcp(mac, true)
+	n.addr(ip)
+	return ip
+}
+
+// dhcp runs DISCOVER/OFFER for mac, and REQUEST/ACK when ack is set, and
+// returns the address offered (or acknowledged).
+func (n *bootNet) dhcp(mac string, ack bool) string {
+	n.t.Helper()
 	hw, _ := net.ParseMAC(mac)
 	var ip net.IP
 	err := n.cli.Do(func() error {
@@ -143,21 +152,23 @@ func (n *bootNet) lease(mac string) string {
 		if err != nil {
 			return fmt.Errorf("discover: %w", err)
 		}
+		if ip = offer.YourIPAddr; !ack {
+			return nil
+		}
 		req, err := dhcpv4.NewRequestFromOffer(offer)
 		if err != nil {
 			return err
 		}
-		ack, err := exchange(c, req, bcast, dhcpv4.MessageTypeAck)
+		a, err := exchange(c, req, bcast, dhcpv4.MessageTypeAck)
 		if err != nil {
 			return fmt.Errorf("request: %w", err)
 		}
-		ip = ack.YourIPAddr
+		ip = a.YourIPAddr
 		return nil
 	})
 	if err != nil {
-		n.t.Fatalf("lease for %s: %v", mac, err)
+		n.t.Fatalf("dhcp for %s: %v", mac, err)
 	}
-	n.addr(ip.String())
 	return ip.String()
 }
 
@@ -229,6 +240,24 @@ func (n *bootNet) hello(ip string, req agentapi.HelloRequest) agentapi.HelloResp
 	return r
 }
 
+// commissioning creates a machine with mac behind a lab BMC with uuid,
+// and commissions it: the machine is powered on, and the rack knows it
+// with its enrolment secret.
+func (n *bootNet) commissioning(uuid, mac string) (client.Machine, *lab.Log) {
+	t := n.t
+	t.Helper()
+	_, log, addr := bmc(t, uuid, mac)
+	m, err := n.admin.CreateMachine(context.Background(), url.Values{"hostname": {"victim"}, "mac_addresses": {mac}, "architecture": {"amd64/generic"},
+		"power_type": {"ipmi"}, "power_parameters_power_address": {addr}, "power_parameters_power_user": {"admin"},
+		"power_parameters_power_pass": {"secret"}, "commission": {"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "commissioning to power it on", func() bool { return commands(log, "power on") == 1 })
+	waitFor(t, "the rack to know the machine", func() bool { e, ok := n.rack.Cache.ByMAC(mac); return ok && e.Enrol != "" })
+	return m, log
+}
+
 // bmc starts a lab IPMI BMC on loopback in front of a simulated machine.
 func bmc(t *testing.T, uuid string, macs ...string) (*lab.SimMachine, *lab.Log, string) {
 	sim := lab.NewSim("corr", uuid, macs...)
@@ -269,15 +298,7 @@ func TestAnonymousHellosMoveNothing(t *testing.T) {
 		n := newBootNet(t, dbURL)
 		ctx := context.Background()
 		const victim, attacker = "52:54:00:c0:00:01", "52:54:00:c0:00:66"
-		_, log, addr := bmc(t, "6f2c1f1e-0000-4000-8000-0000000000c1", victim)
-		m, err := n.admin.CreateMachine(ctx, url.Values{"hostname": {"victim"}, "mac_addresses": {victim}, "architecture": {"amd64/generic"},
-			"power_type": {"ipmi"}, "power_parameters_power_address": {addr}, "power_parameters_power_user": {"admin"},
-			"power_parameters_power_pass": {"secret"}, "commission": {"true"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, "commissioning to power it on", func() bool { return commands(log, "power on") == 1 })
-		waitFor(t, "the rack to know the machine", func() bool { e, ok := n.rack.Cache.ByMAC(victim); return ok && e.Enrol != "" })
+		m, log := n.commissioning("6f2c1f1e-0000-4000-8000-0000000000c1", victim)
 
 		wrong := agentapi.HelloRequest{Identity: agentapi.Identity{MACs: []string{victim}, Arch: "amd64/generic"}, Purpose: "enlist"}
 		// Never leased: no sighting.

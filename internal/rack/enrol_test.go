@@ -63,11 +63,11 @@ func enrolOnlyToHolder(t *testing.T, dbURL string, enrolled bool) {
 	}
 	const mac, holder, neighbour = "52:54:00:00:40:01", "127.0.0.2", "127.0.0.3"
 	// The rack leased holder to mac (as its DHCP would have).
-	holds := func(_ context.Context, m string) []netip.Addr {
+	holds := func(_ context.Context, m string) ([]netip.Addr, bool) {
 		if !strings.EqualFold(m, mac) {
-			return nil
+			return nil, false
 		}
-		return []netip.Addr{netip.MustParseAddr(holder)}
+		return []netip.Addr{netip.MustParseAddr(holder)}, false
 	}
 	rcfg := rack.Config{DataDir: t.TempDir(), RegionURL: base, APIKey: key, HTTPAddr: "127.0.0.1:0", Log: log, Holder: holds}
 	if enrolled {

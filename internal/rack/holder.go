@@ -12,43 +12,59 @@ import (
 	"github.com/anvilmetal/anvil/internal/dhcp"
 )
 
-// Holder says which addresses hold a MAC, when the rack can know it; none
-// when it cannot tell. A per-MAC config carries the machine's enrolment
-// secret only to a holder.
-type Holder func(ctx context.Context, mac string) []netip.Addr
+// Holder says which addresses hold a MAC. Sure says the answer is
+// complete: no address then means nobody holds the MAC, not that the rack
+// cannot tell. A per-MAC config carries the machine's enrolment secret
+// only to a holder (see enrolTo).
+type Holder func(ctx context.Context, mac string) (addrs []netip.Addr, sure bool)
 
-// LeaseHolder answers from the rack's own DHCP leases.
-func LeaseHolder(leases dhcp.LeaseStore) Holder {
-	return func(ctx context.Context, mac string) []netip.Addr {
+// PeerLease is the partner rack's active lease of a MAC, on a VLAN two
+// racks share (dhcp.Server.PeerLeaseOf).
+type PeerLease func(mac net.HardwareAddr, now time.Time) (dhcp.Lease, bool)
+
+// LeaseHolder answers from the rack's own DHCP: its active leases, the
+// offers it just made (firmware fetches its config right after the DHCP
+// exchange, and an offer is held before it is sent) and the partner's
+// leases. The rack serves DHCP, so it is sure: a MAC none of these name is
+// held by nobody, and a store it cannot read vouches for nobody either.
+func LeaseHolder(leases dhcp.LeaseStore, peer PeerLease) Holder {
+	return func(ctx context.Context, mac string) ([]netip.Addr, bool) {
 		hw, err := net.ParseMAC(mac)
 		if err != nil {
-			return nil
+			return nil, true
 		}
-		l, ok, err := leases.Get(ctx, hw)
-		if err != nil || !ok || !l.IP.IsValid() {
-			return nil
+		now := time.Now()
+		var out []netip.Addr
+		if l, ok, err := leases.Get(ctx, hw); err == nil && ok && l.IP.IsValid() && l.Active(now) {
+			out = append(out, l.IP)
 		}
-		return []netip.Addr{l.IP}
+		if peer != nil {
+			if l, ok := peer(hw, now); ok && l.IP.IsValid() {
+				out = append(out, l.IP)
+			}
+		}
+		return out, true
 	}
 }
 
 // NeighbourHolder answers from the kernel's IPv4 neighbour table (a proxy
 // rack leases nothing, but an L2-adjacent client that fetched a file is in
 // it, perhaps beside a stale entry from an earlier address). A client
-// behind a router is not: the rack cannot tell who it is.
+// behind a router is not: the rack cannot tell who it is, so the answer is
+// never sure.
 // Every complete entry counts: one from the MAC's previous address may
 // linger for minutes after it took a new one.
 func NeighbourHolder(path string) Holder {
 	if path == "" {
 		path = "/proc/net/arp"
 	}
-	return func(_ context.Context, mac string) []netip.Addr {
+	return func(_ context.Context, mac string) ([]netip.Addr, bool) {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil
+			return nil, false
 		}
 		defer f.Close()
-		return neighbour(bufio.NewScanner(f), mac)
+		return neighbour(bufio.NewScanner(f), mac), false
 	}
 }
 

@@ -258,7 +258,9 @@ func start(ctx context.Context, cfg Config, lock *datalock.Lock) (*Rack, error) 
 		ExtraParams: []string{"console=tty0", "console=ttyS0,115200"},
 		Holder:      cfg.Holder,
 		Key:         signKey,
+		Limit:       NewConfigLimit(),
 	}
+	r.Reporter.Known = func(mac string) bool { _, ok := r.Cache.ByMAC(mac); return ok }
 	// DHCP first among the boot services: its leases say who holds a MAC
 	// before any config is served.
 	if cfg.DHCPInterface != "" {
@@ -398,7 +400,7 @@ func (r *Rack) startDHCP(ctx context.Context, cl *client.Client, cfg Config) err
 	case cfg.DHCPProxy:
 		r.Source.Holder, r.Source.HeldBy = NeighbourHolder(""), NeighbourHeldBy("")
 	default:
-		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases), LeaseHeldBy(leases)
+		r.Source.Holder, r.Source.HeldBy = LeaseHolder(leases, srv.PeerLeaseOf), LeaseHeldBy(leases)
 	}
 	r.Cache.OnSubnets(func(ss []Subnet) {
 		if err := srv.Reconfigure(dhcpConfig(ss, cfg.DHCPServerIP, r.Source.HTTPBase, cfg.DHCPBoot, cfg.DHCPProxy, rackDNS, cfg.Log)); err != nil {

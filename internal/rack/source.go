@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
 	"github.com/anvilmetal/anvil/internal/boot"
 	"github.com/anvilmetal/anvil/internal/boot/bootcfg"
 	"github.com/anvilmetal/anvil/internal/machine"
+	"github.com/anvilmetal/anvil/internal/ratelimit"
 )
 
 // BootSource answers boot file requests from the cache: per-machine
@@ -34,14 +36,32 @@ type BootSource struct {
 	// ExtraParams go on every kernel command line (console=ttyS0,115200).
 	ExtraParams []string
 	// Holder, when set, says who holds a MAC; a per-MAC config asked
-	// for from another address is served without the enrolment secret.
+	// for from another address is served without the enrolment secret,
+	// as it is when HeldBy says the asker holds another MAC.
 	Holder Holder
 	// HeldBy, when set, says which MAC holds an address; with Key, the
 	// rack's API key, the default config then carries a sighting for
 	// it (agentapi.Sign).
 	HeldBy HeldBy
 	Key    string
-	Now    func() time.Time
+	// Limit, when set, bounds the configs one address may ask for
+	// (NewConfigLimit); the rest are refused with boot.ErrBusy.
+	Limit *ratelimit.PerKey
+	Now   func() time.Time
+}
+
+// The configs one address may ask for: a PXELINUX boot tries a dozen
+// names, GRUB's some more, so a booting machine stays well within these;
+// a flood from one address is refused before it renders or reports
+// anything.
+const (
+	ConfigRate  = 5
+	ConfigBurst = 60
+)
+
+// NewConfigLimit is the per-address limit a rack's boot source keeps.
+func NewConfigLimit() *ratelimit.PerKey {
+	return ratelimit.New(ConfigRate, ConfigBurst).WithMax(limiterKeys)
 }
 
 // Open implements boot.Source.
@@ -53,6 +73,8 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	switch {
 	case req.Kind == bootcfg.File:
 		return s.Files.Open(ctx, req.Path, c)
+	case !s.allow(c):
+		return boot.File{}, fmt.Errorf("%w: configs from %s", boot.ErrBusy, c.Addr.Addr())
 	case req.Kind == bootcfg.GRUB && req.Top:
 		return file(bootcfg.GRUBTop(), s.now()), nil
 	case req.Kind == bootcfg.IPXE && req.Path == "ipxe.cfg":
@@ -78,7 +100,8 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		return boot.File{}, boot.ErrNotFound
 	}
 	p := bootcfg.Params{Purpose: e.Purpose, Arch: e.Arch, Hostname: e.Hostname, SystemID: e.SystemID, MAC: req.MAC}
-	known, holds := s.holds(ctx, req.MAC, c)
+	known, held := s.holds(ctx, req.MAC, e, c)
+	holds := held != ""
 	if known && !holds {
 		s.report(req.MAC, "", c, "", fmt.Sprintf("config asked for from %s, which does not hold %s: served without its enrolment secret", c.Addr.Addr().Unmap(), req.MAC))
 		e.Enrol = ""
@@ -89,7 +112,7 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	}
 	var seen string
 	if holds {
-		seen = s.sign(req.MAC, c)
+		seen = s.sign(held, c)
 	}
 	return s.render(req, p, &e, seen)
 }
@@ -124,16 +147,64 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, see
 	return file(b, s.now()), nil
 }
 
-// holds says whether the rack can tell who holds mac, and whether c does.
-// The enrolment secret goes to any asker when it cannot tell (see the
-// README); a sighting only to a holder it knows.
-func (s *BootSource) holds(ctx context.Context, mac string, c boot.Client) (known, holds bool) {
-	if s.Holder == nil || !c.Addr.IsValid() {
-		return false, false
+// allow takes a token for c's address when configs are limited.
+func (s *BootSource) allow(c boot.Client) bool {
+	if s.Limit == nil {
+		return true
 	}
-	hs := s.Holder(ctx, mac)
+	key := ""
+	if c.Addr.IsValid() {
+		key = c.Addr.Addr().Unmap().String()
+	}
+	return s.Limit.Allow(key)
+}
+
+// holds says whether the rack can tell who holds the machine's MAC (the
+// one asked for; for a config asked for by SMBIOS UUID, any of the
+// machine's), and which of them c holds ("" when none).
+func (s *BootSource) holds(ctx context.Context, mac string, e Entry, c boot.Client) (known bool, held string) {
+	if !c.Addr.IsValid() {
+		return false, ""
+	}
+	macs := []string{mac}
+	if mac == "" && len(e.MACs) > 0 {
+		macs = e.MACs
+	}
 	from := c.Addr.Addr().Unmap()
-	return len(hs) > 0, slices.ContainsFunc(hs, func(h netip.Addr) bool { return h.Unmap() == from })
+	var asker string
+	if s.HeldBy != nil {
+		asker = s.HeldBy(ctx, from)
+	}
+	for _, m := range macs {
+		var hs []netip.Addr
+		var sure bool
+		if s.Holder != nil {
+			hs, sure = s.Holder(ctx, m)
+		}
+		k, h := enrolTo(m, from, hs, sure, asker)
+		if h {
+			return true, m
+		}
+		known = known || k
+	}
+	return known, ""
+}
+
+// enrolTo decides who a per-MAC config's enrolment secret may go to: an
+// address that holds mac. It is known that from does not when the
+// holders are known and from is not among them, when the answer is sure
+// (the rack's own DHCP: no lease and no offer means nobody), or when from
+// is known to hold another MAC (asker, "" when unknown). Otherwise the
+// rack cannot tell, and the secret, bound to from, goes to any asker
+// (the README's exposure without Anvil's DHCP).
+func enrolTo(mac string, from netip.Addr, holders []netip.Addr, sure bool, asker string) (known, holds bool) {
+	if slices.ContainsFunc(holders, func(h netip.Addr) bool { return h.Unmap() == from }) {
+		return true, true
+	}
+	if sure || len(holders) > 0 {
+		return true, false
+	}
+	return asker != "" && !strings.EqualFold(asker, mac), false
 }
 
 // sign is the sighting of a boot served to c, which holds mac ("" when

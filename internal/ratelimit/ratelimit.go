@@ -1,6 +1,8 @@
 // Package ratelimit keeps a token bucket per key (a source address), for
 // the endpoints anyone may call: a flood from one address is refused
-// before it reaches the store or burns CPU on password hashing.
+// before it reaches the store or burns CPU on password hashing. Its
+// Coalescer folds repeats of one thing into a count. Both keep bounded
+// tables: keys are what a caller chooses.
 package ratelimit
 
 import (
@@ -14,6 +16,7 @@ import (
 type PerKey struct {
 	rate  float64 // tokens per second
 	burst float64
+	max   int // keys kept at most
 	now   func() time.Time
 
 	mu      sync.Mutex
@@ -27,7 +30,13 @@ type bucket struct {
 
 // New allows rate tokens per second per key, up to burst at once.
 func New(rate float64, burst int) *PerKey {
-	return &PerKey{rate: rate, burst: float64(burst), now: time.Now, buckets: map[string]*bucket{}}
+	return &PerKey{rate: rate, burst: float64(burst), max: 100000, now: time.Now, buckets: map[string]*bucket{}}
+}
+
+// WithMax keeps at most max keys (100,000 by default) and returns l.
+func (l *PerKey) WithMax(max int) *PerKey {
+	l.max = max
+	return l
 }
 
 // Allow takes a token for addr, reporting whether there was one.
@@ -37,8 +46,9 @@ func (l *PerKey) Allow(addr string) bool {
 	defer l.mu.Unlock()
 	b, ok := l.buckets[addr]
 	if !ok {
-		if len(l.buckets) >= 100000 {
+		if len(l.buckets) >= l.max {
 			l.sweep(now)
+			l.evict()
 		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[addr] = b
@@ -59,6 +69,18 @@ func (l *PerKey) sweep(now time.Time) {
 		if now.Sub(b.last) > full {
 			delete(l.buckets, k)
 		}
+	}
+}
+
+// evict forgets keys until there is room for one more when sweeping
+// found none refilled: memory stays bounded, and a forgotten key (map
+// order: any of them) starts again from a full bucket.
+func (l *PerKey) evict() {
+	for k := range l.buckets {
+		if len(l.buckets) < l.max {
+			return
+		}
+		delete(l.buckets, k)
 	}
 }
 

@@ -224,6 +224,9 @@ func (s *Service) Hello(ctx context.Context, req agentapi.HelloRequest, source s
 func (s *Service) hold(ctx context.Context, id machine.Identification, ident agentapi.Identity, source string) agentapi.HelloResponse {
 	text := fmt.Sprintf("A machine booted from %s with MACs %s was held, not merged: %s", source, strings.Join(ident.MACs, ", "), id.Held)
 	for _, sid := range id.HeldIDs {
+		if !s.anon.first(sid, source, "Enlistment held", id.Held) {
+			continue
+		}
 		if m, err := s.Store.GetMachine(ctx, sid); err == nil {
 			s.record(ctx, m, machine.LevelWarning, "Enlistment held", text)
 		}
@@ -287,6 +290,9 @@ func (s *Service) greet(ctx context.Context, systemID string, req agentapi.Hello
 		var ask powerAsk
 		if out.Answer == machine.AnswerReboot && out.Power == machine.PowerRestart && s.canReboot(*m) {
 			ask = powerAsk{Action: machine.PowerRestart, Reason: "wrong boot: reboot into " + string(machine.PurposeOf(m.Status))}
+		}
+		if !out.Trusted {
+			out.Events = s.anon.keep(out.Events, systemID, source)
 		}
 		return append(evs, out.Events...), ask, nil
 	})

@@ -46,6 +46,7 @@ type Service struct {
 	// PollInterval when no setting overrides it.
 	defaultPoll atomic.Int64
 	settings    settingsCache
+	anon        anonEvents // what anonymous hellos add to timelines
 }
 
 // New wires a service; the coordinator reports its results back to it.

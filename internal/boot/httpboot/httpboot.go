@@ -57,6 +57,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "not found", http.StatusNotFound)
 		case errors.Is(err, boot.ErrBadName):
 			http.Error(w, "bad file name", http.StatusBadRequest)
+		case errors.Is(err, boot.ErrBusy):
+			http.Error(w, "too many requests", http.StatusTooManyRequests)
 		default:
 			http.Error(w, "server error", http.StatusInternalServerError)
 		}
