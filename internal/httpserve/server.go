@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/anvilmetal/anvil/internal/connlimit"
 )
 
 // Limits bound what one client may hold of a server. Zero fields take
@@ -102,7 +104,9 @@ func (l Limits) Listen(ln net.Listener) net.Listener {
 	if l.PerAddress <= 0 {
 		return ln
 	}
-	return &capListener{Listener: ln, max: l.PerAddress, open: map[string]int{}}
+	// A flood of idle sockets from one address cannot use up the
+	// process's descriptors; other clients keep being served.
+	return connlimit.Limits{PerAddress: l.PerAddress}.Listen(ln)
 }
 
 type limitsKey struct{}
