@@ -15,6 +15,10 @@ type PerKey struct {
 	rate  float64 // tokens per second
 	burst float64
 	now   func() time.Time
+	// maxKeys, when set, bounds the table: a new key that finds it full
+	// of keys still in use is refused (see NewBounded).
+	maxKeys int
+	swept   time.Time // the last sweep of a bounded table
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -30,6 +34,16 @@ func New(rate float64, burst int) *PerKey {
 	return &PerKey{rate: rate, burst: float64(burst), now: time.Now, buckets: map[string]*bucket{}}
 }
 
+// NewBounded is New keeping at most maxKeys keys: when that many are in
+// use, a new key is refused until some refill, so a flood of forged
+// sources costs bounded memory (for a caller that prefers refusing a
+// stranger to remembering without end).
+func NewBounded(rate float64, burst, maxKeys int) *PerKey {
+	l := New(rate, burst)
+	l.maxKeys = maxKeys
+	return l
+}
+
 // Allow takes a token for addr, reporting whether there was one.
 func (l *PerKey) Allow(addr string) bool {
 	now := l.now()
@@ -37,8 +51,15 @@ func (l *PerKey) Allow(addr string) bool {
 	defer l.mu.Unlock()
 	b, ok := l.buckets[addr]
 	if !ok {
-		if len(l.buckets) >= 100000 {
+		if len(l.buckets) >= l.sweepAt() {
+			if l.maxKeys > 0 && now.Sub(l.swept) < 100*time.Millisecond {
+				return false // full, and swept just now: no sweep per key
+			}
 			l.sweep(now)
+			l.swept = now
+			if l.maxKeys > 0 && len(l.buckets) >= l.maxKeys {
+				return false
+			}
 		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[addr] = b
@@ -50,6 +71,13 @@ func (l *PerKey) Allow(addr string) bool {
 	}
 	b.tokens--
 	return true
+}
+
+func (l *PerKey) sweepAt() int {
+	if l.maxKeys > 0 {
+		return l.maxKeys
+	}
+	return 100000
 }
 
 // sweep forgets buckets that have refilled: they hold nothing.
