@@ -42,6 +42,12 @@ func authorizedLine(s ssh.Signer) string { return string(ssh.MarshalAuthorizedKe
 // startSSH runs an SSHServer for the given authorized keys on loopback.
 func startSSH(t *testing.T, authorized ...ssh.Signer) (addr string, host ssh.PublicKey) {
 	t.Helper()
+	return startSSHWith(t, nil, authorized...)
+}
+
+// startSSHWith is startSSH with the server changed by opt first.
+func startSSHWith(t *testing.T, opt func(*SSHServer), authorized ...ssh.Signer) (addr string, host ssh.PublicKey) {
+	t.Helper()
 	var lines []string
 	for _, k := range authorized {
 		lines = append(lines, authorizedLine(k))
@@ -64,6 +70,9 @@ func startSSH(t *testing.T, authorized ...ssh.Signer) (addr string, host ssh.Pub
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &SSHServer{Authorized: keys, HostKey: hk, Shell: sh, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, Logf: t.Logf}
+	if opt != nil {
+		opt(srv)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()
 	t.Cleanup(func() {
@@ -343,31 +352,11 @@ func loginFrom(t *testing.T, src, addr string, host ssh.PublicKey, key ssh.Signe
 // which frees the slots for everyone.
 func TestSSHServerIdleFlood(t *testing.T) {
 	owner := newClientKey(t)
-	hk, err := NewHostKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const start = 2 * time.Second
-	srv := &SSHServer{Authorized: []ssh.PublicKey{owner.PublicKey()}, HostKey: hk, Shell: sh, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"},
-		Logf: func(string, ...any) {}, Owner: []netip.Addr{netip.MustParseAddr("127.0.0.9")}, StartTimeout: start, AuthTimeout: 3 * start}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	addr := l.Addr().String()
+	addr, host := startSSHWith(t, func(s *SSHServer) {
+		s.Owner = []netip.Addr{netip.MustParseAddr("127.0.0.9")}
+		s.StartTimeout, s.AuthTimeout = start, 3*start
+	}, owner)
 
 	// One address opens twice its share: the rest are closed at once.
 	var idle []net.Conn
@@ -397,7 +386,7 @@ func TestSSHServerIdleFlood(t *testing.T) {
 		t.Fatalf("a connection over %d at once was served", sshMaxConns)
 	}
 	// The owner still gets in, from the address it asked from.
-	if err := loginFrom(t, "127.0.0.9", addr, hk.PublicKey(), owner); err != nil {
+	if err := loginFrom(t, "127.0.0.9", addr, host, owner); err != nil {
 		t.Fatalf("the owner's login with every slot idle: %v", err)
 	}
 	// Idle connections are closed after the start timeout ...
@@ -407,7 +396,7 @@ func TestSSHServerIdleFlood(t *testing.T) {
 		}
 	}
 	// ... and their slots serve others again.
-	if err := loginFrom(t, "127.0.0.20", addr, hk.PublicKey(), owner); err != nil {
+	if err := loginFrom(t, "127.0.0.20", addr, host, owner); err != nil {
 		t.Fatalf("a login once the idle connections are gone: %v", err)
 	}
 }
@@ -415,21 +404,9 @@ func TestSSHServerIdleFlood(t *testing.T) {
 // TestSSHServerSlowHandshake: a client that starts the handshake but
 // dribbles it out is closed at the login deadline.
 func TestSSHServerSlowHandshake(t *testing.T) {
-	hk, err := NewHostKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const auth = 2 * time.Second
-	srv := &SSHServer{HostKey: hk, Shell: "/bin/sh", Logf: func(string, ...any) {}, StartTimeout: time.Second, AuthTimeout: auth}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, l) }()
-	defer func() { cancel(); <-done }()
-	c := dialFrom(t, "127.0.0.2", l.Addr().String())
+	addr, _ := startSSHWith(t, func(s *SSHServer) { s.StartTimeout, s.AuthTimeout = time.Second, auth })
+	c := dialFrom(t, "127.0.0.2", addr)
 	t0 := time.Now()
 	closed := make(chan struct{})
 	go func() {

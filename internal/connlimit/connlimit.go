@@ -22,6 +22,18 @@ type Limits struct {
 	Spare    int
 }
 
+// OrDefault is a limit as flags and configurations give it: zero takes
+// d, and a negative value turns the limit off (zero).
+func OrDefault[T ~int | ~int64](v, d T) T {
+	switch {
+	case v == 0:
+		return d
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
 // Listen wraps ln with l: a connection over a limit is closed at once,
 // and Accept waits for the next.
 func (l Limits) Listen(ln net.Listener) net.Listener {

@@ -45,15 +45,7 @@ const rrlKeys = 100000
 // WithDefaults fills zero fields from Defaults and turns negative ones
 // to zero (no limit).
 func (l Limits) WithDefaults() Limits {
-	pick := func(v, d int) int {
-		switch {
-		case v == 0:
-			return d
-		case v < 0:
-			return 0
-		}
-		return v
-	}
+	pick := connlimit.OrDefault[int]
 	d := Defaults
 	return Limits{RRLRate: pick(l.RRLRate, d.RRLRate), RRLSlip: pick(l.RRLSlip, d.RRLSlip),
 		TCPConns: pick(l.TCPConns, d.TCPConns), TCPConnsPerAddress: pick(l.TCPConnsPerAddress, d.TCPConnsPerAddress),

@@ -54,25 +54,12 @@ var Defaults = Limits{
 
 // WithDefaults fills the zero fields of l from Defaults.
 func (l Limits) WithDefaults() Limits {
-	pick := func(v, d time.Duration) time.Duration {
-		switch {
-		case v == 0:
-			return d
-		case v < 0:
-			return 0
-		}
-		return v
-	}
+	pick := connlimit.OrDefault[time.Duration]
 	l.ReadHeader = pick(l.ReadHeader, Defaults.ReadHeader)
 	l.Read = pick(l.Read, Defaults.Read)
 	l.Write = pick(l.Write, Defaults.Write)
 	l.Idle = pick(l.Idle, Defaults.Idle)
-	switch {
-	case l.PerAddress == 0:
-		l.PerAddress = Defaults.PerAddress
-	case l.PerAddress < 0:
-		l.PerAddress = 0
-	}
+	l.PerAddress = connlimit.OrDefault(l.PerAddress, Defaults.PerAddress)
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = Defaults.MaxHeaderBytes
 	}
