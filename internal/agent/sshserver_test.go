@@ -214,7 +214,8 @@ func TestRescuePhase(t *testing.T) {
 		p := strings.TrimPrefix(r.URL.Path, "/MAAS/metadata/")
 		switch p {
 		case agentapi.TaskPath:
-			json.NewEncoder(w).Encode(agentapi.Task{Phase: agentapi.PhaseRescue, SSHKeys: []string{"garbage", authorizedLine(owner)}})
+			json.NewEncoder(w).Encode(agentapi.Task{Phase: agentapi.PhaseRescue, SSHKeys: []string{"garbage", authorizedLine(owner)},
+				RescueFrom: []string{"127.0.0.9", "not an address"}})
 		case agentapi.MetadataPath:
 			mu.Lock()
 			signals = append(signals, signal{Status: r.FormValue("status"), Error: r.FormValue("error")})
@@ -249,12 +250,18 @@ func TestRescuePhase(t *testing.T) {
 		cancel()
 		t.Fatalf("signal %q\n%s", said, console.String())
 	}
+	// Idle connections from elsewhere take every slot; the owner, from
+	// the address the task names, still gets in.
+	for i := range sshMaxConns {
+		greeted(t, dialFrom(t, fmt.Sprintf("127.0.0.%d", 2+i/sshPerAddress), addr))
+	}
 	var shown string
-	c, err := ssh.Dial("tcp", addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(owner)}, Timeout: 10 * time.Second,
+	sc, chans, reqs, err := ssh.NewClientConn(dialFrom(t, "127.0.0.9", addr), addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(owner)}, Timeout: 10 * time.Second,
 		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error { shown = ssh.FingerprintSHA256(k); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := ssh.NewClient(sc, chans, reqs)
 	if !strings.Contains(said, shown) {
 		t.Errorf("the region was told %q; the client was shown %s", said, shown)
 	}
