@@ -1,6 +1,7 @@
-// Package connlimit caps the connections a listener holds open, in all
-// and per source address, so that one client opening idle sockets cannot
-// use up a server's slots or the process's descriptors while others wait.
+// Package connlimit caps what clients hold at once (connections,
+// transfers, queries in flight), in all and per source, so that one
+// client opening idle sockets cannot use up a server's slots or the
+// process's descriptors while others wait.
 package connlimit
 
 import (
@@ -40,19 +41,18 @@ func (l Limits) Listen(ln net.Listener) net.Listener {
 	if l.Total <= 0 && l.PerAddress <= 0 {
 		return ln
 	}
-	return &Listener{Listener: ln, lim: l, open: map[netip.Addr]int{}}
+	return &Listener{Listener: ln, slots: l.Slots()}
+}
+
+// Slots are l's counts, for things other than a listener's connections.
+func (l Limits) Slots() *Slots[netip.Addr] {
+	return &Slots[netip.Addr]{Total: l.Total, PerKey: l.PerAddress, Reserved: l.Reserved, Spare: l.Spare}
 }
 
 // Listener is a listener under Limits.
 type Listener struct {
 	net.Listener
-	lim Limits
-
-	mu      sync.Mutex
-	open    map[netip.Addr]int
-	total   int // counted against Total
-	spare   int // counted against Spare
-	refused uint64
+	slots *Slots[netip.Addr]
 }
 
 // Accept returns the next connection within the limits.
@@ -62,59 +62,12 @@ func (l *Listener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		src := Source(c.RemoteAddr())
-		release, ok := l.take(src)
+		release, ok := l.slots.Take(Source(c.RemoteAddr()))
 		if !ok {
 			_ = c.Close()
 			continue
 		}
 		return &countedConn{Conn: c, release: release}, nil
-	}
-}
-
-// Refused is how many connections were closed for being over a limit.
-func (l *Listener) Refused() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.refused
-}
-
-// take counts a connection from src, reporting whether it is within the
-// limits, and returns what gives its slot back.
-func (l *Listener) take(src netip.Addr) (func(), bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lim.PerAddress > 0 && l.open[src] >= l.lim.PerAddress {
-		l.refused++
-		return nil, false
-	}
-	spare := false
-	if l.lim.Total > 0 && l.total >= l.lim.Total {
-		if l.lim.Reserved == nil || !l.lim.Reserved(src) || l.spare >= l.lim.Spare {
-			l.refused++
-			return nil, false
-		}
-		spare = true
-	}
-	l.open[src]++
-	if spare {
-		l.spare++
-	} else {
-		l.total++
-	}
-	return func() { l.release(src, spare) }, true
-}
-
-func (l *Listener) release(src netip.Addr, spare bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if spare {
-		l.spare--
-	} else {
-		l.total--
-	}
-	if l.open[src]--; l.open[src] <= 0 {
-		delete(l.open, src)
 	}
 }
 
@@ -137,4 +90,58 @@ type countedConn struct {
 func (c *countedConn) Close() error {
 	c.once.Do(c.release)
 	return c.Conn.Close()
+}
+
+// Slots count what is held at once, in all and per key (a source
+// address, a client's network). Zero limits do not limit.
+type Slots[K comparable] struct {
+	Total, PerKey int
+	// Reserved keys may take Spare slots beyond Total.
+	Reserved func(K) bool
+	Spare    int
+
+	mu    sync.Mutex
+	open  map[K]int
+	total int // counted against Total
+	spare int // counted against Spare
+}
+
+// Take counts one for k, reporting whether it is within the limits;
+// release gives it back (once).
+func (s *Slots[K]) Take(k K) (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.PerKey > 0 && s.open[k] >= s.PerKey {
+		return nil, false
+	}
+	spare := false
+	if s.Total > 0 && s.total >= s.Total {
+		if s.Reserved == nil || !s.Reserved(k) || s.spare >= s.Spare {
+			return nil, false
+		}
+		spare = true
+	}
+	if s.open == nil {
+		s.open = map[K]int{}
+	}
+	s.open[k]++
+	if spare {
+		s.spare++
+	} else {
+		s.total++
+	}
+	return func() { s.release(k, spare) }, true
+}
+
+func (s *Slots[K]) release(k K, spare bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if spare {
+		s.spare--
+	} else {
+		s.total--
+	}
+	if s.open[k]--; s.open[k] <= 0 {
+		delete(s.open, k)
+	}
 }

@@ -23,7 +23,7 @@ const forwardTimeout = 5 * time.Second
 // asking for it unchecked): Bogus is SERVFAIL, Secure sets AD, Insecure
 // passes without it.
 func (s *Server) forward(st *state, r *dns.Msg, client netip.Addr) *dns.Msg {
-	done, ok := s.g.fwd.take(client)
+	done, ok := s.g.fwd.Take(clientPrefix(client))
 	if !ok {
 		return nil
 	}

@@ -3,7 +3,6 @@ package dns
 import (
 	"net"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 
 	"github.com/miekg/dns"
@@ -58,11 +57,12 @@ type guards struct {
 	slip    int
 	limited atomic.Uint64 // answers over the rate, for the slip
 
-	fwd forwards
+	// fwd counts the forwards in flight, per client prefix.
+	fwd *connlimit.Slots[netip.Prefix]
 }
 
 func newGuards(l Limits) *guards {
-	g := &guards{slip: l.RRLSlip, fwd: forwards{max: l.Forwards, perPrefix: l.ForwardsPerPrefix, open: map[netip.Prefix]int{}}}
+	g := &guards{slip: l.RRLSlip, fwd: &connlimit.Slots[netip.Prefix]{Total: l.Forwards, PerKey: l.ForwardsPerPrefix}}
 	if l.RRLRate > 0 {
 		g.rrl = ratelimit.NewBounded(float64(l.RRLRate), l.RRLRate, rrlKeys)
 	}
@@ -97,34 +97,4 @@ func (g *guards) rateLimited(client netip.Addr, r *dns.Msg) (bool, *dns.Msg) {
 	m.SetReply(r)
 	m.Truncated = true
 	return true, m
-}
-
-// forwards counts the queries in flight upstream.
-type forwards struct {
-	max, perPrefix int
-
-	mu    sync.Mutex
-	total int
-	open  map[netip.Prefix]int
-}
-
-// take reserves a forward for client, reporting whether it is within
-// the caps; done gives it back.
-func (f *forwards) take(client netip.Addr) (done func(), ok bool) {
-	p := clientPrefix(client)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if (f.max > 0 && f.total >= f.max) || (f.perPrefix > 0 && f.open[p] >= f.perPrefix) {
-		return nil, false
-	}
-	f.total++
-	f.open[p]++
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.total--
-		if f.open[p]--; f.open[p] <= 0 {
-			delete(f.open, p)
-		}
-	}, true
 }
