@@ -87,6 +87,7 @@ func rackCmd() *cobra.Command {
 	f.Var(bmcNetworksFlag{&nets}, "bmc-network", "a network (CIDR) whose BMCs this rack reaches, besides its interfaces' subnets; repeatable")
 	f.IntVar(&workers, "power-workers", 8, "BMC commands this rack runs at once")
 	httpFlags(c, &cfg.HTTPLimits)
+	dnsFlags(c, &cfg.DNSLimits)
 	c.AddCommand(rackSecretCmd())
 	return c
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/power"
 	"github.com/anvilmetal/anvil/internal/region"
@@ -57,6 +58,7 @@ func serveCmd() *cobra.Command {
 		lease   time.Duration
 		live    time.Duration
 		limits  httpserve.Limits
+		dnsLim  dns.Limits
 		keep    store.Retention
 		tlsCfg  serve.TLSConfig
 	)
@@ -83,7 +85,7 @@ func serveCmd() *cobra.Command {
 				Monitor: region.MonitorConfig{Interval: poll}, EnlistCommission: enlistC, EnlistBMCUser: bmcUser, AdvertiseURL: advert,
 				DHCPInterface: dhcpIf, DHCPProxy: dhcpPx, NoRAReply: noRA, DriftGrace: grace,
 				Power:    power.Config{Workers: workers, Lease: lease, RackLive: live},
-				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL, DNSAddr: dnsL,
+				TFTPAddr: tftp, BootHTTPAddr: bhttp, BootHTTPURL: bootURL, DNSAddr: dnsL, DNSLimits: dnsLim,
 				HTTP: limits, TLS: tlsCfg, Retention: keep,
 				RackPower: serve.RackPower{Remote: remote, BMCNetworks: bmcNets},
 			})
@@ -130,6 +132,7 @@ func serveCmd() *cobra.Command {
 	c.Flags().BoolVar(&remote, "remote-power", false, "run no power commands in this process: racks elsewhere claim them all")
 	c.Flags().IntVar(&workers, "power-workers", 16, "BMC commands (actions and polls) this process runs at once; one BMC never gets two at once")
 	httpFlags(c, &limits)
+	dnsFlags(c, &dnsLim)
 	c.Flags().DurationVar(&keep.EventAge, "event-retention", region.DefaultRetention.EventAge, "how long events are kept (-1s: for ever)")
 	c.Flags().DurationVar(&keep.DiscoveryAge, "discovery-retention", region.DefaultRetention.DiscoveryAge, "how long a discovery (an unknown MAC that asked for a boot or an address) is kept after it was last seen (-1s: for ever)")
 	c.Flags().IntVar(&keep.MaxDiscoveries, "max-discoveries", region.DefaultRetention.MaxDiscoveries, "discoveries kept at most, the most recently seen (-1: no limit)")
@@ -205,6 +208,17 @@ func dbFlag(sf storeFlags) string {
 		return ""
 	}
 	return " --db '<same URL>'"
+}
+
+// dnsFlags are the limits on DNS clients, shared by serve and rack.
+func dnsFlags(c *cobra.Command, l *dns.Limits) {
+	d := dns.Defaults
+	c.Flags().IntVar(&l.RRLRate, "dns-rrl-rate", d.RRLRate, "UDP answers per second to one client /24 (IPv4) or /56 (IPv6); beyond it answers are dropped or truncated (-1: no limit)")
+	c.Flags().IntVar(&l.RRLSlip, "dns-rrl-slip", d.RRLSlip, "of the answers over --dns-rrl-rate, every Nth is sent empty and truncated so real clients retry over TCP, the rest dropped (-1: drop all)")
+	c.Flags().IntVar(&l.TCPConns, "dns-tcp-max-conns", d.TCPConns, "DNS TCP connections open at once (-1: no limit)")
+	c.Flags().IntVar(&l.TCPConnsPerAddress, "dns-tcp-max-conns-per-address", d.TCPConnsPerAddress, "DNS TCP connections one source address may hold open at once (-1: no limit)")
+	c.Flags().IntVar(&l.Forwards, "dns-max-forwards", d.Forwards, "queries forwarded to upstream_dns at once; beyond it SERVFAIL (-1: no limit)")
+	c.Flags().IntVar(&l.ForwardsPerPrefix, "dns-max-forwards-per-client", d.ForwardsPerPrefix, "queries forwarded at once for one client /24 (IPv4) or /56 (IPv6) (-1: no limit)")
 }
 
 // httpFlags are the limits on HTTP clients, shared by serve and rack.

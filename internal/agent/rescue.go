@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strings"
 
@@ -62,7 +63,7 @@ func Rescue(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	defer l.Close()
 	fp := ssh.FingerprintSHA256(host.PublicKey())
 	a.Logf("rescue ssh listening on %s host_key=%s %s keys=%d", l.Addr(), host.PublicKey().Type(), fp, len(keys))
-	srv := &SSHServer{Authorized: keys, HostKey: host, Shell: shell, Dir: "/", Logf: a.Logf,
+	srv := &SSHServer{Authorized: keys, HostKey: host, Shell: shell, Dir: "/", Logf: a.Logf, Owner: ownerAddrs(task.RescueFrom),
 		Env: []string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/", "USER=root", "SHELL=" + shell}}
 	served := make(chan error, 1)
 	sctx, cancel := context.WithCancel(ctx)
@@ -83,6 +84,18 @@ func Rescue(ctx context.Context, a *Agent, _ agentapi.HelloResponse) error {
 	case <-ctx.Done():
 		return nil
 	}
+}
+
+// ownerAddrs are the addresses in from that parse; the rest are ignored
+// (they only lose the owner's spare connections).
+func ownerAddrs(from []string) []netip.Addr {
+	var out []netip.Addr
+	for _, f := range from {
+		if a, err := netip.ParseAddr(f); err == nil {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
 }
 
 func portOf(addr net.Addr) string {

@@ -9,12 +9,16 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/anvilmetal/anvil/internal/connlimit"
 )
 
 // SSHServer is the rescue environment's SSH server: public-key login for
@@ -32,14 +36,31 @@ type SSHServer struct {
 	// Dir is where sessions start.
 	Dir  string
 	Logf func(format string, args ...any)
+	// Owner are the addresses the owner asked for rescue mode from: they
+	// keep spare connections when everyone else's are taken.
+	Owner []netip.Addr
+	// StartTimeout and AuthTimeout bound a connection that has not
+	// logged in: it must start the handshake within StartTimeout and
+	// log in within AuthTimeout of connecting (zero: the defaults).
+	StartTimeout, AuthTimeout time.Duration
 }
 
-// sshMaxConns bounds connections at once: the environment is one
-// machine's, for a few operators.
-const sshMaxConns = 16
+// The environment is one machine's, for a few operators: connections at
+// once are bounded in all and per source address, so that idle sockets
+// from one address cannot take them all, and the owner's address keeps
+// spare ones beyond the bound.
+const (
+	sshMaxConns   = 16
+	sshPerAddress = 4
+	sshOwnerSpare = 4
+)
 
-// sshHandshakeTimeout ends a connection that has not logged in by then.
-const sshHandshakeTimeout = 30 * time.Second
+// A connection that has not logged in holds a slot only briefly: a
+// client starts the handshake at once, and logs in within seconds.
+const (
+	sshStartTimeout = 5 * time.Second
+	sshAuthTimeout  = 20 * time.Second
+)
 
 // NewHostKey makes an Ed25519 host key.
 func NewHostKey() (ssh.Signer, error) {
@@ -87,8 +108,8 @@ func (s *SSHServer) config() *ssh.ServerConfig {
 // Serve accepts connections on l until ctx ends.
 func (s *SSHServer) Serve(ctx context.Context, l net.Listener) error {
 	cfg := s.config()
+	l = s.limits().Listen(l)
 	go func() { <-ctx.Done(); l.Close() }()
-	slots := make(chan struct{}, sshMaxConns)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -103,16 +124,9 @@ func (s *SSHServer) Serve(ctx context.Context, l net.Listener) error {
 			}
 			return fmt.Errorf("ssh accept: %w", err)
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			c.Close() // full: the client may try again
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { <-slots }()
 			s.serveConn(ctx, c, cfg)
 		}()
 	}
@@ -120,8 +134,8 @@ func (s *SSHServer) Serve(ctx context.Context, l net.Listener) error {
 
 func (s *SSHServer) serveConn(ctx context.Context, c net.Conn, cfg *ssh.ServerConfig) {
 	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(sshHandshakeTimeout))
-	sc, chans, reqs, err := ssh.NewServerConn(c, cfg)
+	pc := s.preAuth(c)
+	sc, chans, reqs, err := ssh.NewServerConn(pc, cfg)
 	if err != nil {
 		s.Logf("ssh from %s refused: %v", c.RemoteAddr(), err)
 		return
@@ -148,6 +162,44 @@ func (s *SSHServer) serveConn(ctx context.Context, c net.Conn, cfg *ssh.ServerCo
 			s.session(ch, creqs)
 		}()
 	}
+}
+
+// limits are the connection limits, with the owner's spare slots.
+func (s *SSHServer) limits() connlimit.Limits {
+	return connlimit.Limits{Total: sshMaxConns, PerAddress: sshPerAddress, Spare: sshOwnerSpare,
+		Reserved: func(a netip.Addr) bool { return slices.Contains(s.Owner, a) }}
+}
+
+// preAuth puts c under the start deadline until its first byte arrives,
+// then under the login deadline, counted from the connection.
+func (s *SSHServer) preAuth(c net.Conn) net.Conn {
+	start, auth := s.StartTimeout, s.AuthTimeout
+	if start <= 0 {
+		start = sshStartTimeout
+	}
+	if auth <= 0 {
+		auth = sshAuthTimeout
+	}
+	now := time.Now()
+	_ = c.SetDeadline(now.Add(min(start, auth)))
+	return &startedConn{Conn: c, deadline: now.Add(auth)}
+}
+
+// startedConn moves its deadline to the login deadline on the first
+// byte read. Only the handshake reads it, from one goroutine.
+type startedConn struct {
+	net.Conn
+	deadline time.Time
+	started  bool
+}
+
+func (c *startedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.started {
+		c.started = true
+		_ = c.Conn.SetDeadline(c.deadline)
+	}
+	return n, err
 }
 
 // ptyRequest is RFC 4254's pty-req payload.

@@ -6,9 +6,13 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os/exec"
 	"strings"
 	"sync"
@@ -38,6 +42,12 @@ func authorizedLine(s ssh.Signer) string { return string(ssh.MarshalAuthorizedKe
 // startSSH runs an SSHServer for the given authorized keys on loopback.
 func startSSH(t *testing.T, authorized ...ssh.Signer) (addr string, host ssh.PublicKey) {
 	t.Helper()
+	return startSSHWith(t, nil, authorized...)
+}
+
+// startSSHWith is startSSH with the server changed by opt first.
+func startSSHWith(t *testing.T, opt func(*SSHServer), authorized ...ssh.Signer) (addr string, host ssh.PublicKey) {
+	t.Helper()
 	var lines []string
 	for _, k := range authorized {
 		lines = append(lines, authorizedLine(k))
@@ -60,6 +70,9 @@ func startSSH(t *testing.T, authorized ...ssh.Signer) (addr string, host ssh.Pub
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := &SSHServer{Authorized: keys, HostKey: hk, Shell: sh, Dir: "/", Env: []string{"PATH=/usr/bin:/bin"}, Logf: t.Logf}
+	if opt != nil {
+		opt(srv)
+	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, l) }()
 	t.Cleanup(func() {
@@ -201,7 +214,8 @@ func TestRescuePhase(t *testing.T) {
 		p := strings.TrimPrefix(r.URL.Path, "/MAAS/metadata/")
 		switch p {
 		case agentapi.TaskPath:
-			json.NewEncoder(w).Encode(agentapi.Task{Phase: agentapi.PhaseRescue, SSHKeys: []string{"garbage", authorizedLine(owner)}})
+			json.NewEncoder(w).Encode(agentapi.Task{Phase: agentapi.PhaseRescue, SSHKeys: []string{"garbage", authorizedLine(owner)},
+				RescueFrom: []string{"127.0.0.9", "not an address"}})
 		case agentapi.MetadataPath:
 			mu.Lock()
 			signals = append(signals, signal{Status: r.FormValue("status"), Error: r.FormValue("error")})
@@ -236,12 +250,18 @@ func TestRescuePhase(t *testing.T) {
 		cancel()
 		t.Fatalf("signal %q\n%s", said, console.String())
 	}
+	// Idle connections from elsewhere take every slot; the owner, from
+	// the address the task names, still gets in.
+	for i := range sshMaxConns {
+		greeted(t, dialFrom(t, fmt.Sprintf("127.0.0.%d", 2+i/sshPerAddress), addr))
+	}
 	var shown string
-	c, err := ssh.Dial("tcp", addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(owner)}, Timeout: 10 * time.Second,
+	sc, chans, reqs, err := ssh.NewClientConn(dialFrom(t, "127.0.0.9", addr), addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(owner)}, Timeout: 10 * time.Second,
 		HostKeyCallback: func(_ string, _ net.Addr, k ssh.PublicKey) error { shown = ssh.FingerprintSHA256(k); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := ssh.NewClient(sc, chans, reqs)
 	if !strings.Contains(said, shown) {
 		t.Errorf("the region was told %q; the client was shown %s", said, shown)
 	}
@@ -272,4 +292,147 @@ func TestRescuePhaseNeedsKeys(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "SSH keys") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// dialFrom opens a TCP connection to addr from the loopback address src.
+func dialFrom(t *testing.T, src, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}, Timeout: 10 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial from %s: %v", src, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// greeted says whether the server sent c its version line (it holds a
+// slot for it) rather than closing it (over a limit).
+func greeted(t *testing.T, c net.Conn) bool {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line := make([]byte, 8)
+	n, _ := io.ReadFull(c, line)
+	return n == len(line) && string(line) == "SSH-2.0-"
+}
+
+// closedWithin waits for the server to close c, which must not send it
+// anything more.
+func closedWithin(c net.Conn, d time.Duration) bool {
+	_ = c.SetReadDeadline(time.Now().Add(d))
+	buf := make([]byte, 256)
+	for {
+		_, err := c.Read(buf)
+		if err == nil {
+			continue // the rest of the version line
+		}
+		var ne net.Error
+		return !(errors.As(err, &ne) && ne.Timeout())
+	}
+}
+
+func loginFrom(t *testing.T, src, addr string, host ssh.PublicKey, key ssh.Signer) error {
+	t.Helper()
+	c := dialFrom(t, src, addr)
+	sc, chans, reqs, err := ssh.NewClientConn(c, addr, &ssh.ClientConfig{User: "root", Auth: []ssh.AuthMethod{ssh.PublicKeys(key)},
+		HostKeyCallback: ssh.FixedHostKey(host), Timeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	cl := ssh.NewClient(sc, chans, reqs)
+	defer cl.Close()
+	s, err := cl.NewSession()
+	if err != nil {
+		return err
+	}
+	out, err := s.Output("echo in")
+	if err == nil && string(out) != "in\n" {
+		err = fmt.Errorf("exec said %q", out)
+	}
+	return err
+}
+
+// TestSSHServerIdleFlood: idle connections that never log in, from one
+// address and from several, cannot lock the owner out. One address holds
+// at most its share; when everyone's slots are taken the owner's address
+// still logs in; and idle connections are closed after the start timeout,
+// which frees the slots for everyone.
+func TestSSHServerIdleFlood(t *testing.T) {
+	owner := newClientKey(t)
+	const start = 2 * time.Second
+	addr, host := startSSHWith(t, func(s *SSHServer) {
+		s.Owner = []netip.Addr{netip.MustParseAddr("127.0.0.9")}
+		s.StartTimeout, s.AuthTimeout = start, 3*start
+	}, owner)
+
+	// One address opens twice its share: the rest are closed at once.
+	var idle []net.Conn
+	held := 0
+	for range 2 * sshPerAddress {
+		c := dialFrom(t, "127.0.0.2", addr)
+		if greeted(t, c) {
+			held++
+			idle = append(idle, c)
+		}
+	}
+	if held != sshPerAddress {
+		t.Fatalf("one address holds %d idle connections; want %d", held, sshPerAddress)
+	}
+	// Other addresses take every slot left.
+	for i := 3; held < sshMaxConns; i++ {
+		for range sshPerAddress {
+			c := dialFrom(t, fmt.Sprintf("127.0.0.%d", i), addr)
+			if !greeted(t, c) {
+				t.Fatalf("connection %d (from 127.0.0.%d) refused under the limits", held+1, i)
+			}
+			held++
+			idle = append(idle, c)
+		}
+	}
+	if c := dialFrom(t, "127.0.0.20", addr); greeted(t, c) {
+		t.Fatalf("a connection over %d at once was served", sshMaxConns)
+	}
+	// The owner still gets in, from the address it asked from.
+	if err := loginFrom(t, "127.0.0.9", addr, host, owner); err != nil {
+		t.Fatalf("the owner's login with every slot idle: %v", err)
+	}
+	// Idle connections are closed after the start timeout ...
+	for i, c := range idle {
+		if !closedWithin(c, 5*start) {
+			t.Fatalf("idle connection %d still open %v after its start timeout of %v", i, 5*start, start)
+		}
+	}
+	// ... and their slots serve others again.
+	if err := loginFrom(t, "127.0.0.20", addr, host, owner); err != nil {
+		t.Fatalf("a login once the idle connections are gone: %v", err)
+	}
+}
+
+// TestSSHServerSlowHandshake: a client that starts the handshake but
+// dribbles it out is closed at the login deadline.
+func TestSSHServerSlowHandshake(t *testing.T) {
+	const auth = 2 * time.Second
+	addr, _ := startSSHWith(t, func(s *SSHServer) { s.StartTimeout, s.AuthTimeout = time.Second, auth })
+	c := dialFrom(t, "127.0.0.2", addr)
+	t0 := time.Now()
+	closed := make(chan struct{})
+	go func() {
+		_ = closedWithin(c, 30*time.Second)
+		close(closed)
+	}()
+	// a byte of a version line every half second
+	for _, b := range []byte("SSH-2.0-slow-client-that-never-ends") {
+		select {
+		case <-closed:
+			if d := time.Since(t0); d > 5*auth {
+				t.Fatalf("closed after %v; the login deadline is %v", d, auth)
+			}
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+		if _, err := c.Write([]byte{b}); err != nil {
+			return // closed
+		}
+	}
+	t.Fatalf("a handshake dribbled out over %v was not cut off (login deadline %v)", time.Since(t0), auth)
 }

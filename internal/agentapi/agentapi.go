@@ -161,6 +161,9 @@ type Task struct {
 	// UserData is the cloud-init user data, as the user gave it.
 	UserData []byte   `json:"user_data,omitempty"`
 	SSHKeys  []string `json:"ssh_keys,omitempty"`
+	// RescueFrom are the addresses rescue mode was asked for from: the
+	// rescue SSH server keeps spare connections for them.
+	RescueFrom []string `json:"rescue_from,omitempty"`
 	// InstanceID is the cloud-init instance ID (the system ID).
 	InstanceID string `json:"instance_id,omitempty"`
 	// Disk is the kernel name of the disk to write ("sda", "vda"); empty

@@ -176,3 +176,30 @@ func (e *env) dnsCounts() [2]int {
 	e.must(200, "GET", "dnsresourcerecords/", e.admin, nil, &recs)
 	return [2]int{len(rs), len(recs)}
 }
+
+// TestDNSRecordsPerNameCap: one name holds at most 64 records and 64
+// addresses; past that the API says so with a 400 and stores nothing.
+func TestDNSRecordsPerNameCap(t *testing.T) {
+	eachDB(t, func(t *testing.T, e *env) {
+		for i := range 64 {
+			e.must(200, "POST", "dnsresourcerecords/", e.admin, url.Values{"fqdn": {"many.maas"}, "rrtype": {"TXT"}, "rrdata": {"text " + itoaT(int64(i))}}, nil)
+		}
+		before := e.dnsCounts()
+		code, body := e.call("POST", "dnsresourcerecords/", e.admin, url.Values{"fqdn": {"many.maas"}, "rrtype": {"TXT"}, "rrdata": {"one more"}})
+		if code != 400 || !strings.Contains(string(body), "at most 64 records") {
+			t.Errorf("the 65th record on a name: %d %s; want 400", code, body)
+		}
+		var ips []string
+		for i := range 65 {
+			ips = append(ips, "198.51.100."+itoaT(int64(i+1)))
+		}
+		code, body = e.call("POST", "dnsresources/", e.admin, url.Values{"fqdn": {"wide.maas"}, "ip_addresses": {strings.Join(ips, " ")}})
+		if code != 400 || !strings.Contains(string(body), "at most 64 addresses") {
+			t.Errorf("65 addresses on a name: %d %s; want 400", code, body)
+		}
+		if after := e.dnsCounts(); after != before {
+			t.Fatalf("refused requests stored something: %v, was %v", after, before)
+		}
+		e.must(200, "POST", "dnsresources/", e.admin, url.Values{"fqdn": {"wide.maas"}, "ip_addresses": {strings.Join(ips[:64], " ")}}, nil)
+	})
+}

@@ -128,6 +128,9 @@ func (s *Server) applyResourceForm(r *request, st dnsState, res *store.DNSResour
 		if err != nil {
 			return err
 		}
+		if len(ips) > dnszone.MaxRecordsPerName {
+			return badField("ip_addresses", "A name holds at most %d addresses.", dnszone.MaxRecordsPerName)
+		}
 		res.IPs = ips
 	}
 	rrtype := ""

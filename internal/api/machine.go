@@ -10,6 +10,7 @@ import (
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/power"
+	"github.com/anvilmetal/anvil/internal/ratelimit"
 	"github.com/anvilmetal/anvil/internal/region"
 	"github.com/anvilmetal/anvil/internal/settings"
 	"github.com/anvilmetal/anvil/internal/store"
@@ -176,7 +177,7 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 // action serves one lifecycle op; its options come from the form.
 func (s *Server) action(a machine.Action) handlerFunc {
 	return func(w http.ResponseWriter, r *request) error {
-		in := machine.Input{Action: a, Comment: r.form.Get("comment")}
+		in := machine.Input{Action: a, Comment: r.form.Get("comment"), From: ratelimit.Source(r.Request)}
 		switch a {
 		case machine.Release:
 			mode, err := s.eraseMode(r)

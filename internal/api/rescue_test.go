@@ -71,6 +71,11 @@ func TestRescueMode(t *testing.T) {
 		if err != nil || task.Phase != agentapi.PhaseRescue || len(task.SSHKeys) != 1 || task.SSHKeys[0] != key {
 			t.Fatalf("task %+v %v", task, err)
 		}
+		// The rescue SSH server keeps spare connections for the address
+		// the administrator asked from.
+		if len(task.RescueFrom) != 1 || task.RescueFrom[0] != "127.0.0.1" {
+			t.Fatalf("task's rescue_from %q; want the asking address, 127.0.0.1", task.RescueFrom)
+		}
 		if err := tok.Signal(ctx, agentapi.StatusOK, "SSH on port 22, host key ssh-ed25519 SHA256:testprint", nil); err != nil {
 			t.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func (s *Server) answer(st *state, r *dns.Msg, client netip.Addr) *dns.Msg {
 	z := st.zones.Find(q.Name)
 	if z == nil {
 		if recurse && r.RecursionDesired {
-			if fm := s.forward(st, r); fm != nil {
+			if fm := s.forward(st, r, client); fm != nil {
 				return fm
 			}
 			m.SetRcode(r, dns.RcodeServerFailure)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/miekg/dns"
@@ -14,11 +15,19 @@ import (
 // forwardTimeout bounds one forwarded query with its validation.
 const forwardTimeout = 5 * time.Second
 
-// forward asks the upstream resolvers in turn; nil if none answered.
+// forward asks the upstream resolvers in turn for client; nil if none
+// answered, or if client (or everyone) has as many queries in flight as
+// the limits allow: a dead upstream then costs a bounded number of
+// sockets, and the rest are answered SERVFAIL at once.
 // With validation on, the answer is checked (unless the client set CD,
 // asking for it unchecked): Bogus is SERVFAIL, Secure sets AD, Insecure
 // passes without it.
-func (s *Server) forward(st *state, r *dns.Msg) *dns.Msg {
+func (s *Server) forward(st *state, r *dns.Msg, client netip.Addr) *dns.Msg {
+	done, ok := s.g.fwd.Take(clientPrefix(client))
+	if !ok {
+		return nil
+	}
+	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
 	defer cancel()
 	q := r.Copy()

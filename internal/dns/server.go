@@ -60,6 +60,9 @@ type Server struct {
 	// trust anchors (none: the root's).
 	mu      sync.Mutex
 	anchors []string
+	// limits and g bound what clients draw (SetLimits).
+	limits Limits
+	g      *guards
 }
 
 // New returns a server with no zones: it refuses everything until Set.
@@ -68,8 +71,16 @@ func New(log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	s := &Server{log: log, fwd: &dns.Client{Timeout: 2 * time.Second}}
+	s.SetLimits(Limits{})
 	s.st.Store(&state{zones: dnszone.Build(dnszone.Input{})})
 	return s
+}
+
+// SetLimits sets the server's limits (zero fields take Defaults); it is
+// called before Serve.
+func (s *Server) SetLimits(l Limits) {
+	s.limits = l.WithDefaults()
+	s.g = newGuards(s.limits)
 }
 
 // Set builds the zones from d and swaps them in.
@@ -147,7 +158,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) (net.Addr, err
 // Serve answers on pc and ln until ctx ends.
 func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) {
 	udp := &dns.Server{PacketConn: pc, Handler: s, UDPSize: 65535}
-	tcp := &dns.Server{Listener: ln, Handler: s, ReadTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second,
+	tcp := &dns.Server{Listener: s.limits.tcpListener(ln), Handler: s, ReadTimeout: 5 * time.Second, WriteTimeout: 10 * time.Second,
 		// one query per read deadline; a client idle longer is dropped
 		IdleTimeout: func() time.Duration { return 5 * time.Second }}
 	for _, srv := range []*dns.Server{udp, tcp} {
@@ -167,6 +178,14 @@ func (s *Server) Serve(ctx context.Context, pc net.PacketConn, ln net.Listener) 
 // ServeDNS implements dns.Handler.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	client, tcp := clientOf(w.RemoteAddr())
+	if !tcp {
+		if limited, tc := s.g.rateLimited(client, r); limited {
+			if tc != nil {
+				_ = w.WriteMsg(tc)
+			}
+			return
+		}
+	}
 	st := s.st.Load()
 	if q, ok := single(r); ok && (q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR) {
 		s.transfer(w, r, st, client, tcp)

@@ -1,7 +1,6 @@
 package dns
 
 import (
-	"context"
 	"net/netip"
 	"testing"
 
@@ -32,15 +31,7 @@ func sampleData() Data {
 
 func serve(t *testing.T, d Data) (*Server, string) {
 	t.Helper()
-	s := New(nil)
-	s.Set(d)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	addr, err := s.ListenAndServe(ctx, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, addr.String()
+	return serveWith(t, d, Limits{})
 }
 
 func ask(t *testing.T, addr, name string, qtype uint16, net string) *dns.Msg {

@@ -1,6 +1,7 @@
 package dnszone
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -149,9 +150,20 @@ type Existing struct {
 	Addresses bool     // the name has addresses (its own or a machine's)
 }
 
+// MaxRecordsPerName bounds the records one name holds, and its
+// addresses: an answer stays a size a client can take over TCP, and
+// what a forged UDP query draws is small (see package dns).
+const MaxRecordsPerName = 64
+
+// MsgTooManyRecords is the refusal of a record past MaxRecordsPerName.
+var MsgTooManyRecords = fmt.Sprintf("A name holds at most %d records.", MaxRecordsPerName)
+
 // CheckAdd says whether a record of type t may join what a name holds:
-// a CNAME stands alone.
+// a CNAME stands alone, and a name holds at most MaxRecordsPerName.
 func CheckAdd(ex Existing, t string) error {
+	if len(ex.Types) >= MaxRecordsPerName {
+		return errors.New(MsgTooManyRecords)
+	}
 	cname := false
 	other := ex.Addresses
 	for _, x := range ex.Types {

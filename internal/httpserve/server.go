@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/anvilmetal/anvil/internal/connlimit"
 )
 
 // Limits bound what one client may hold of a server. Zero fields take
@@ -52,25 +54,12 @@ var Defaults = Limits{
 
 // WithDefaults fills the zero fields of l from Defaults.
 func (l Limits) WithDefaults() Limits {
-	pick := func(v, d time.Duration) time.Duration {
-		switch {
-		case v == 0:
-			return d
-		case v < 0:
-			return 0
-		}
-		return v
-	}
+	pick := connlimit.OrDefault[time.Duration]
 	l.ReadHeader = pick(l.ReadHeader, Defaults.ReadHeader)
 	l.Read = pick(l.Read, Defaults.Read)
 	l.Write = pick(l.Write, Defaults.Write)
 	l.Idle = pick(l.Idle, Defaults.Idle)
-	switch {
-	case l.PerAddress == 0:
-		l.PerAddress = Defaults.PerAddress
-	case l.PerAddress < 0:
-		l.PerAddress = 0
-	}
+	l.PerAddress = connlimit.OrDefault(l.PerAddress, Defaults.PerAddress)
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = Defaults.MaxHeaderBytes
 	}
@@ -102,7 +91,9 @@ func (l Limits) Listen(ln net.Listener) net.Listener {
 	if l.PerAddress <= 0 {
 		return ln
 	}
-	return &capListener{Listener: ln, max: l.PerAddress, open: map[string]int{}}
+	// A flood of idle sockets from one address cannot use up the
+	// process's descriptors; other clients keep being served.
+	return connlimit.Limits{PerAddress: l.PerAddress}.Listen(ln)
 }
 
 type limitsKey struct{}

@@ -83,6 +83,7 @@ type Input struct {
 	Actor   Actor
 	Now     time.Time
 	Comment string // the user's comment, or the reason a phase failed
+	From    string // the address the request came from, when known
 	// Release options.
 	Erase EraseMode
 	// Deploy options; empty means the site defaults.

@@ -78,6 +78,9 @@ type Machine struct {
 	// machine's own boot configuration; the environment exchanges it for
 	// the machine's token. Empty outside those phases.
 	EnrolSecret string
+	// RescueFrom is the address rescue mode was last asked from; the
+	// rescue environment keeps SSH connections for it.
+	RescueFrom string
 	// WrongBoots counts boots in a row into an environment other than the
 	// one the status wants: the loop guard.
 	WrongBoots int

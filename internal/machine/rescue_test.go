@@ -27,7 +27,7 @@ func TestRescueRoundTrip(t *testing.T) {
 		t.Run(tc.from.String(), func(t *testing.T) {
 			m := fixture(tc.from)
 			m.Owner = tc.owner
-			out, err := Step(m, Input{Action: EnterRescue, Actor: adminActor, Now: tNow}, cfg)
+			out, err := Step(m, Input{Action: EnterRescue, Actor: adminActor, Now: tNow, From: "192.0.2.7"}, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -38,6 +38,9 @@ func TestRescueRoundTrip(t *testing.T) {
 			}
 			if m.Status != EnteringRescueMode || out.Power != PowerRestart || m.Owner != wantOwner || BootPurposeOf(&m) != BootEphemeral {
 				t.Fatalf("enter: status %s power %s owner %q boot %s", m.Status, out.Power, m.Owner, BootPurposeOf(&m))
+			}
+			if m.RescueFrom != "192.0.2.7" {
+				t.Fatalf("enter: rescue asked from %q; want the request's address", m.RescueFrom)
 			}
 			if out, err = Step(m, sys(Succeed), cfg); err != nil || out.Machine.Status != RescueMode {
 				t.Fatalf("environment up: %v %s", err, out.Machine.Status)

@@ -219,6 +219,7 @@ func (s *stepper) enterRescue() error {
 	if s.m.Owner == "" {
 		s.m.Owner = s.in.Actor.Name
 	}
+	s.m.RescueFrom = s.in.From
 	s.startPhase(EnteringRescueMode, "Rescue mode", "Entering rescue mode")
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Iterations follows OWASP's 2023 figure for PBKDF2-HMAC-SHA256; a login
@@ -39,7 +40,15 @@ func Hash(pw string) (string, error) {
 	return hashWith(pw, salt, Iterations)
 }
 
+// computed counts key derivations, so a test can see that every login
+// costs one.
+var computed atomic.Uint64
+
+// Computed is how many key derivations this process has run.
+func Computed() uint64 { return computed.Load() }
+
 func hashWith(pw string, salt []byte, iter int) (string, error) {
+	computed.Add(1)
 	key, err := pbkdf2.Key(sha256.New, pw, salt, iter, 32)
 	if err != nil {
 		return "", err
@@ -51,18 +60,14 @@ func hashWith(pw string, salt []byte, iter int) (string, error) {
 var ErrMismatch = errors.New("wrong user name or password")
 
 // Verify checks pw against a stored hash. An empty or malformed hash never
-// matches, so a user without a password cannot log in.
+// matches, so a user without a password cannot log in; it costs one full
+// key derivation all the same, as a wrong password does, so that how
+// long a refusal takes does not tell which accounts have a password (or,
+// with stored empty for a name not found, which names exist).
 func Verify(stored, pw string) error {
-	parts := strings.Split(stored, "$")
-	if len(parts) != 4 || parts[0] != scheme {
-		return ErrMismatch
-	}
-	iter, err := strconv.Atoi(parts[1])
-	if err != nil || iter < 1 || iter > 10_000_000 {
-		return ErrMismatch
-	}
-	salt, err := b64.DecodeString(parts[2])
-	if err != nil {
+	salt, iter, ok := parse(stored)
+	if !ok {
+		_, _ = hashWith(pw, noSalt, Iterations)
 		return ErrMismatch
 	}
 	want, err := hashWith(pw, salt, iter)
@@ -73,4 +78,24 @@ func Verify(stored, pw string) error {
 		return ErrMismatch
 	}
 	return nil
+}
+
+// noSalt salts the derivation that stands in for a hash there is not.
+var noSalt = make([]byte, 16)
+
+// parse reads a stored hash's salt and iteration count.
+func parse(stored string) (salt []byte, iter int, ok bool) {
+	parts := strings.Split(stored, "$")
+	if len(parts) != 4 || parts[0] != scheme {
+		return nil, 0, false
+	}
+	iter, err := strconv.Atoi(parts[1])
+	if err != nil || iter < 1 || iter > 10_000_000 {
+		return nil, 0, false
+	}
+	salt, err = b64.DecodeString(parts[2])
+	if err != nil {
+		return nil, 0, false
+	}
+	return salt, iter, true
 }

@@ -104,6 +104,9 @@ type Config struct {
 	// listening on DNSAddr (tests open them inside a network namespace).
 	DNSConn     net.PacketConn
 	DNSListener net.Listener
+	// DNSLimits bound what DNS clients may draw (zero fields take
+	// dns.Defaults).
+	DNSLimits dns.Limits
 	// DNSTrustAnchors replace the root's key for DNSSEC validation
 	// (DS or DNSKEY records in zone file syntax).
 	DNSTrustAnchors []string
@@ -324,6 +327,7 @@ func (r *Rack) serving(ctx context.Context, name, info string, serve func() erro
 // disk until it speaks), replaced whole on every change.
 func (r *Rack) startDNS(ctx context.Context, cfg Config) {
 	srv := dns.New(cfg.Log)
+	srv.SetLimits(cfg.DNSLimits)
 	if len(cfg.DNSTrustAnchors) > 0 {
 		if err := srv.SetTrustAnchors(cfg.DNSTrustAnchors); err != nil {
 			// validation goes on with the root's key

@@ -18,6 +18,10 @@ type PerKey struct {
 	burst float64
 	max   int // keys kept at most
 	now   func() time.Time
+	// refuse, when set, refuses a new key that finds the table full of
+	// keys still in use, instead of forgetting old ones (see NewBounded).
+	refuse bool
+	swept  time.Time // the last sweep of a full table
 
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -39,6 +43,17 @@ func (l *PerKey) WithMax(max int) *PerKey {
 	return l
 }
 
+// NewBounded is New keeping at most maxKeys keys: when that many are in
+// use, a new key is refused until some refill, so a flood of forged
+// sources costs bounded memory and cannot reset the buckets of the keys
+// it pushes out (for a caller that prefers refusing a stranger to
+// forgetting a known one).
+func NewBounded(rate float64, burst, maxKeys int) *PerKey {
+	l := New(rate, burst).WithMax(maxKeys)
+	l.refuse = true
+	return l
+}
+
 // Allow takes a token for addr, reporting whether there was one.
 func (l *PerKey) Allow(addr string) bool {
 	now := l.now()
@@ -47,8 +62,17 @@ func (l *PerKey) Allow(addr string) bool {
 	b, ok := l.buckets[addr]
 	if !ok {
 		if len(l.buckets) >= l.max {
+			if l.refuse && now.Sub(l.swept) < 100*time.Millisecond {
+				return false // full, and swept just now: no sweep per key
+			}
 			l.sweep(now)
-			l.evict()
+			l.swept = now
+			if len(l.buckets) >= l.max {
+				if l.refuse {
+					return false
+				}
+				l.evict()
+			}
 		}
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[addr] = b

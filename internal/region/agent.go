@@ -615,6 +615,9 @@ func (s *Service) Task(ctx context.Context, m machine.Machine, imagesURL string)
 		if t.SSHKeys, err = s.ownerKeys(ctx, m); err != nil {
 			return t, err
 		}
+		if m.RescueFrom != "" {
+			t.RescueFrom = []string{m.RescueFrom}
+		}
 	case machine.DiskErasing:
 		t.Erase = string(m.EraseMode)
 	case machine.Commissioning, machine.Testing:

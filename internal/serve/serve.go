@@ -27,6 +27,7 @@ import (
 
 	"github.com/anvilmetal/anvil/internal/api"
 	"github.com/anvilmetal/anvil/internal/datalock"
+	"github.com/anvilmetal/anvil/internal/dns"
 	"github.com/anvilmetal/anvil/internal/httpserve"
 	"github.com/anvilmetal/anvil/internal/images"
 	"github.com/anvilmetal/anvil/internal/machine"
@@ -85,6 +86,8 @@ type Config struct {
 	TFTPAddr, BootHTTPAddr string
 	// DNSAddr, when set, serves DNS from that rack (and runs it).
 	DNSAddr string
+	// DNSLimits bound what DNS clients may draw from that rack.
+	DNSLimits dns.Limits
 	// BootHTTPURL is the boot HTTP server as machines reach it.
 	BootHTTPURL string
 	// DriftGrace, when set, replaces how long after a power action a
@@ -290,7 +293,7 @@ func (s *Server) startRack(ctx context.Context, cfg Config) error {
 		Images:      s.images,
 		TFTPAddr:    cfg.TFTPAddr, HTTPAddr: cfg.BootHTTPAddr, HTTPBase: cfg.BootHTTPURL, HTTPLimits: cfg.HTTP, Log: cfg.Log,
 		MetadataURL: meta, MetadataPort: metaPort,
-		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply, DNSAddr: cfg.DNSAddr,
+		DHCPInterface: cfg.DHCPInterface, DHCPProxy: cfg.DHCPProxy, NoRAReply: cfg.NoRAReply, DNSAddr: cfg.DNSAddr, DNSLimits: cfg.DNSLimits,
 	})
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvilmetal/anvil/internal/password"
 	"github.com/anvilmetal/anvil/internal/serve"
 	"github.com/anvilmetal/anvil/internal/store"
 )
@@ -392,4 +393,33 @@ func TestLoginLimitPerAccount(t *testing.T) {
 	if code, _ := s.login(c, "ada", adaPass); code != http.StatusTooManyRequests {
 		t.Errorf("the right password during the lock: %d, want 429", code)
 	}
+}
+
+// TestLoginRefusalsCostTheSame: a name that does not exist, an account
+// without a web password and a wrong password are each refused after one
+// full key derivation, so how long a refusal takes does not tell them
+// apart; before, an account without a password was refused at once.
+func TestLoginRefusalsCostTheSame(t *testing.T) {
+	eachDB(t, func(t *testing.T, s *site) {
+		// An API key makes an account without a web password.
+		if _, err := serve.APIKey(t.Context(), s.data, s.db, "bob"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct{ what, user, pass string }{
+			{"a name that does not exist", "nobody", adaPass},
+			{"an account without a web password", "bob", adaPass},
+			{"a wrong password", "ada", "wrong-password"},
+		} {
+			before := password.Computed()
+			start := time.Now()
+			if code, _ := s.login(newClient(t), tc.user, tc.pass); code != http.StatusUnauthorized {
+				t.Fatalf("%s: %d; want 401", tc.what, code)
+			}
+			took := time.Since(start)
+			if n := password.Computed() - before; n != 1 {
+				t.Errorf("%s cost %d key derivations; want 1, as every refusal", tc.what, n)
+			}
+			t.Logf("%s: refused in %v", tc.what, took.Round(time.Millisecond))
+		}
+	}, nil)
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/boot"
+	"github.com/anvilmetal/anvil/internal/connlimit"
 	"github.com/pin/tftp/v3"
 )
 
@@ -42,7 +43,21 @@ type Options struct {
 	// namespace than the process runs in (tests), where a new socket would
 	// be in the wrong one; slower, so not the default.
 	SinglePort bool
+	// MaxTransfers and MaxPerAddress cap the read transfers under way at
+	// once, in all and to one address (zero: the defaults; negative: no
+	// cap). A transfer holds a socket until its client has ACKed the
+	// last block or the retries run out, so a flood of read requests
+	// that never ACK would otherwise hold one socket each.
+	MaxTransfers, MaxPerAddress int
 }
+
+// Firmware fetches one file at a time, and a rack boots a few hundred
+// machines at once; a few dozen from one address is a test harness or a
+// host behind NAT, hundreds a flood.
+const (
+	defaultMaxTransfers  = 1024
+	defaultMaxPerAddress = 32
+)
 
 // Server serves read requests from a Source.
 type Server struct {
@@ -51,12 +66,15 @@ type Server struct {
 	srv    *tftp.Server
 	ctx    context.Context
 	cancel context.CancelFunc
+	slots  *connlimit.Slots[netip.Addr]
 }
 
 // New returns a server that is not yet listening.
 func New(src boot.Source, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{src: src, obs: opts.Observer, ctx: ctx, cancel: cancel}
+	s := &Server{src: src, obs: opts.Observer, ctx: ctx, cancel: cancel,
+		slots: &connlimit.Slots[netip.Addr]{Total: connlimit.OrDefault(opts.MaxTransfers, defaultMaxTransfers),
+			PerKey: connlimit.OrDefault(opts.MaxPerAddress, defaultMaxPerAddress)}}
 	if s.obs == nil {
 		s.obs = func(string, boot.Client, int64, time.Duration, error) {}
 	}
@@ -114,6 +132,12 @@ func (s *Server) read(raw string, rf io.ReaderFrom) error {
 	start := time.Now()
 	ot := rf.(tftp.OutgoingTransfer)
 	c := client(ot.RemoteAddr())
+	release, ok := s.slots.Take(c.Addr.Addr())
+	if !ok {
+		s.obs(raw, c, 0, time.Since(start), errBusy)
+		return refuse(rf, errBusy)
+	}
+	defer release()
 	name, err := boot.CleanName(raw)
 	var f boot.File
 	if err == nil {
@@ -137,6 +161,9 @@ func (s *Server) read(raw string, rf io.ReaderFrom) error {
 	// The library has already told the client of any failure.
 	return nil
 }
+
+// errBusy refuses a read request over the caps on transfers.
+var errBusy = errors.New("too many transfers under way")
 
 // errWrite is what the observer hears of a write request.
 var errWrite = errors.New("tftp write requests are refused")

@@ -26,7 +26,7 @@ func machineSelect(withPower bool) string {
 		m.power_type, ` + power + `, m.power_state, m.erase_mode, m.drift_policy, m.power_watch, m.cpu_count, m.memory, m.storage,
 		m.hardware_uuid, m.osystem, m.distro_series, m.netboot, m.created, m.updated, m.version,
 		m.bmc_identity, m.enrol_secret, m.wrong_boots, m.inventory, m.user_data, m.locked, m.owner_data, m.script_status,
-		m.storage_config, m.ephemeral_deploy`
+		m.storage_config, m.ephemeral_deploy, m.rescue_from`
 }
 
 // scanMachine reads one row of machineSelect; the interfaces and tags come
@@ -47,7 +47,7 @@ func (s *Store) scanMachine(rows *sql.Rows) (int64, machine.Machine, error) {
 		&m.Status, &m.StatusMessage, &m.PreviousStatus, timeDest{&m.StatusExpires}, &m.Owner, &m.Zone, &m.Pool,
 		&m.PowerType, &sealed, &m.PowerState, &m.EraseMode, &m.DriftPolicy, &watch, &m.CPUCount, &m.Memory, &m.Storage,
 		&m.HardwareUUID, &m.OSystem, &m.DistroSeries, &m.Netboot, timeDest{&m.Created}, timeDest{&m.Updated}, &m.Version,
-		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud, &m.Locked, &owd, &ss, &sc, &m.EphemeralDeploy)
+		&m.BMCIdentity, &m.EnrolSecret, &m.WrongBoots, &inv, &ud, &m.Locked, &owd, &ss, &sc, &m.EphemeralDeploy, &m.RescueFrom)
 	if err != nil {
 		return 0, m, fmt.Errorf("scan machine: %w", err)
 	}

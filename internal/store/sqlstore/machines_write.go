@@ -27,7 +27,7 @@ var machineCols = []string{
 	"power_type", "power_params", "power_state", "erase_mode", "drift_policy", "power_watch",
 	"cpu_count", "memory", "storage", "hardware_uuid", "osystem", "distro_series", "netboot", "created", "updated", "version",
 	"bmc_identity", "enrol_secret", "wrong_boots", "inventory", "user_data", "locked", "owner_data",
-	"script_status", "storage_config", "ephemeral_deploy",
+	"script_status", "storage_config", "ephemeral_deploy", "rescue_from",
 }
 
 var (
@@ -66,7 +66,7 @@ func (s *Store) machineArgs(m *machine.Machine, zoneID, poolID int64, params any
 		m.PowerType, params, string(m.PowerState), string(m.EraseMode), string(m.DriftPolicy), string(watch),
 		m.CPUCount, m.Memory, m.Storage, m.HardwareUUID, m.OSystem, m.DistroSeries, m.Netboot, s.tv(m.Created), s.tv(m.Updated), m.Version,
 		m.BMCIdentity, m.EnrolSecret, m.WrongBoots, inv, base64.StdEncoding.EncodeToString(m.UserData), m.Locked, ownerData,
-		scriptStatus, sc, m.EphemeralDeploy,
+		scriptStatus, sc, m.EphemeralDeploy, m.RescueFrom,
 	}
 }
 
