@@ -238,3 +238,14 @@ func readOne[T, J any](load func(*request) (dnsState, T, error), render func(dns
 		return nil
 	})
 }
+
+// domainNamed finds a domain by its name alone.
+func (st dnsState) domainNamed(name string) (store.Domain, error) {
+	name = strings.TrimSuffix(strings.TrimSpace(name), ".")
+	for _, d := range st.domains {
+		if strings.EqualFold(d.Name, name) {
+			return d, nil
+		}
+	}
+	return store.Domain{}, noSuch("Domain")
+}
