@@ -90,8 +90,10 @@ func (s *Store) unnameOne(ctx context.Context, q conn, id int64, ip string, owne
 	return err
 }
 
-// checkNamed refuses a user's reservation, or a STATIC link of a
-// device, an address a DNS name of someone else's lists: the name's
+// checkNamed refuses a user's reservation, or a STATIC link of a node,
+// an address a DNS name of someone else's lists (someone else than the
+// reserving user or the node's owner; a node nobody owns is
+// administrators', as names made through dnsresources/ are): the name's
 // owner holds it. It runs in the transaction that stores the address.
 func (s *Store) checkNamed(ctx context.Context, q conn, a *store.IPAddress) error {
 	if a.IP == "" {
@@ -102,7 +104,7 @@ func (s *Store) checkNamed(ctx context.Context, q conn, a *store.IPAddress) erro
 	case a.AllocType == store.AllocUserReserved && a.InterfaceID == 0:
 	case a.AllocType == store.AllocSticky && a.InterfaceID != 0:
 		err := q.queryRow(ctx, `SELECT m.owner FROM interfaces i JOIN machines m ON m.id = i.machine_id
-			WHERE i.id = ? AND m.node_type = ?`, a.InterfaceID, nodeDevice).Scan(&claimant)
+			WHERE i.id = ?`, a.InterfaceID).Scan(&claimant)
 		if err == sql.ErrNoRows {
 			return nil
 		}
