@@ -60,6 +60,7 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 		}
 		e.must(http.StatusOK, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
 		e.must(http.StatusOK, "POST", "domains/", e.admin, url.Values{"name": {"example.test"}}, nil)
+		e.must(http.StatusOK, "POST", "domains/", e.admin, url.Values{"name": {"lab.example.test"}}, nil)
 		// The administrator's names: an address, a record, a device.
 		e.must(http.StatusOK, "POST", "dnsresources/", e.admin, url.Values{"fqdn": {"www.example.test"}, "ip_addresses": {"192.0.2.80"}}, nil)
 		e.must(http.StatusOK, "POST", "dnsresources/", e.admin, url.Values{"fqdn": {"db.maas"}, "ip_addresses": {"192.0.2.81"}}, nil)
@@ -99,6 +100,10 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 			{"add an address to another user's name", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.42"}, "hostname": {"bobs"}}), 400, taken},
 			{"add an address to a name with records", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.43"}, "hostname": {"notes.maas"}}), 400, taken},
 			{"add an address to the administrator's device", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.44"}, "hostname": {"gw"}}), 400, taken},
+			{"answer for the whole default domain", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.45"}, "hostname": {"*"}}), 400, taken},
+			{"answer for the administrator's domain", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.46"}, "hostname": {"@.example.test"}}), 400, taken},
+			{"answer for every name of the administrator's domain", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.47"}, "hostname": {"*.example.test"}}), 400, taken},
+			{"answer for another domain's apex", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.48"}, "hostname": {"lab.example.test"}}), 400, taken},
 			{"reserve the address the administrator's name lists", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.81"}}), 404, "The IP address 192.0.2.81 is already in use."},
 			{"release the address the administrator's name lists", "POST", "ipaddresses/", url.Values{"op": {"release"}, "ip": {"192.0.2.81"}}, 400, "does not belong to the requesting user"},
 			{"release another user's reservation", "POST", "ipaddresses/", url.Values{"op": {"release"}, "ip": {"192.0.2.30"}}, 400, "does not belong to the requesting user"},

@@ -22,6 +22,8 @@ import (
 type reservedName struct {
 	label  string
 	domain store.Domain
+	// domainOwn: the name answers for a domain (dnszone.DomainOwn).
+	domainOwn bool
 }
 
 // actor is who a request is, for the DNS ownership rules.
@@ -53,6 +55,11 @@ func (s *Server) parseReservedName(r *request, hostname string) (reservedName, b
 	if err := dnszone.ValidResourceName(n.label, "A"); err != nil {
 		return n, false, badField("hostname", "%v", err)
 	}
+	var names []string
+	for _, d := range st.domains {
+		names = append(names, d.Name)
+	}
+	n.domainOwn = dnszone.DomainOwn(n.label, n.domain.Name, names)
 	res, ok := st.resourceNamed(n.domain.ID, n.label)
 	if !ok {
 		res = store.DNSResource{Name: n.label, DomainID: n.domain.ID, Owner: dnszone.OwnerFor(r.actor())}
@@ -74,7 +81,7 @@ func (s *Server) mayName(r *request, n reservedName, res store.DNSResource, held
 	if err != nil {
 		return err
 	}
-	claim := dnszone.Name{Resource: res.ID != 0, Owner: res.Owner, Node: node}
+	claim := dnszone.Name{Resource: res.ID != 0, Owner: res.Owner, Node: node, DomainOwn: n.domainOwn}
 	if err := dnszone.MayAddAddress(r.actor(), claim); err != nil {
 		return badField("hostname", "%v", err)
 	}

@@ -1,6 +1,9 @@
 package dnszone
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Names belong to their owners. A DNS name made by a user's address
 // reservation (ipaddresses/ op=reserve with a hostname) is that user's;
@@ -16,12 +19,29 @@ type Actor struct {
 }
 
 // Name is what a DNS name is, as far as who may use it goes: whether a
-// DNS resource of that name exists and whose it is, and the system_id of
-// the machine or device of that hostname in the same domain ("" none).
+// DNS resource of that name exists and whose it is, the system_id of the
+// machine or device of that hostname in the same domain ("" none), and
+// whether it is the domain's own (its apex "@", its wildcard "*", or the
+// apex of another domain below it), which answers for the whole domain.
 type Name struct {
-	Resource bool
-	Owner    string
-	Node     string
+	Resource  bool
+	Owner     string
+	Node      string
+	DomainOwn bool
+}
+
+// DomainOwn says whether label in domain is a domain's own name: "@",
+// "*", or label.domain is one of domains.
+func DomainOwn(label, domain string, domains []string) bool {
+	if label == "@" || label == "*" {
+		return true
+	}
+	for _, d := range domains {
+		if strings.EqualFold(strings.TrimSuffix(d, "."), label+"."+strings.TrimSuffix(domain, ".")) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrNameTaken is MAAS's word for a label someone else holds.
@@ -29,9 +49,10 @@ var ErrNameTaken = errors.New(MsgLabelInUse)
 
 // MayAddAddress says whether a may put an address it reserved on the
 // name n: never on a node's name (its addresses come from its
-// interfaces), and for a user only on a new name or one of its own.
+// interfaces), and for a user only on a new name or one of its own, and
+// never on a domain's own name (domains are administrators').
 func MayAddAddress(a Actor, n Name) error {
-	if n.Node != "" {
+	if n.Node != "" || n.DomainOwn && !a.Admin {
 		return ErrNameTaken
 	}
 	if n.Resource && !a.Admin && n.Owner != a.User {

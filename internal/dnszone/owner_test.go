@@ -23,6 +23,8 @@ func TestNameOwnership(t *testing.T) {
 		{"an administrator, a node's name", admin, Name{Node: "abc123"}, false, true},
 		{"a user named like no one", Actor{}, Name{Resource: true, Owner: "bob"}, false, false},
 		{"bob, bob's name", bob, Name{Resource: true, Owner: "bob"}, true, true},
+		{"a domain's own name", alice, Name{DomainOwn: true}, false, true},
+		{"an administrator, a domain's own name", admin, Name{DomainOwn: true}, true, true},
 	} {
 		if err := MayAddAddress(c.a, c.n); (err == nil) != c.add || err != nil && !errors.Is(err, ErrNameTaken) {
 			t.Errorf("%s: MayAddAddress = %v, want allowed %v", c.what, err, c.add)
@@ -40,6 +42,18 @@ func TestNameOwnership(t *testing.T) {
 	} {
 		if got := Unnames(c.a, c.owner); got != c.want {
 			t.Errorf("Unnames(%+v, %q) = %v, want %v", c.a, c.owner, got, c.want)
+		}
+	}
+	doms := []string{"maas", "example.test", "sub.example.test."}
+	for _, c := range []struct {
+		label, domain string
+		want          bool
+	}{
+		{"@", "maas", true}, {"*", "example.test", true}, {"sub", "example.test", true}, {"SUB", "example.test.", true},
+		{"www", "example.test", false}, {"sub", "maas", false},
+	} {
+		if got := DomainOwn(c.label, c.domain, doms); got != c.want {
+			t.Errorf("DomainOwn(%q, %q) = %v, want %v", c.label, c.domain, got, c.want)
 		}
 	}
 	if OwnerFor(alice) != "alice" || OwnerFor(admin) != "" {
