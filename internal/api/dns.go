@@ -165,11 +165,16 @@ func (s *Server) machineNamed(ctx context.Context, hostname, domain string) (str
 		return "", err
 	}
 	for _, m := range ms {
-		if strings.EqualFold(m.Domain, domain) || m.Domain == "" && strings.EqualFold(domain, dnszone.DefaultDomain) {
+		if inDomain(m.Domain, domain) {
 			return m.SystemID, nil
 		}
 	}
 	return "", nil
+}
+
+// inDomain says whether a node's domain ("" the default) is domain.
+func inDomain(nodeDomain, domain string) bool {
+	return strings.EqualFold(nodeDomain, domain) || nodeDomain == "" && strings.EqualFold(domain, dnszone.DefaultDomain)
 }
 
 func parseIPs(r *request) ([]string, error) {

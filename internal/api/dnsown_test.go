@@ -55,10 +55,7 @@ func reserve(form url.Values) url.Values {
 // as it was. The owner still does all of it to its own names.
 func TestReservationsKeepOthersNames(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		var sn struct {
-			ID int64 `json:"id"`
-		}
-		e.must(http.StatusOK, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
+		subnet := fmt.Sprint(e.newSubnet("192.0.2.0/24").ID)
 		e.must(http.StatusOK, "POST", "domains/", e.admin, url.Values{"name": {"example.test"}}, nil)
 		e.must(http.StatusOK, "POST", "domains/", e.admin, url.Values{"name": {"lab.example.test"}}, nil)
 		// The administrator's names: an address, a record, a device.
@@ -68,7 +65,7 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 		var gw apiDevice
 		e.must(http.StatusOK, "POST", "devices/", e.admin, url.Values{"hostname": {"gw"}, "mac_addresses": {"52:54:00:00:d1:01"}}, &gw)
 		e.must(http.StatusOK, "POST", fmt.Sprintf("nodes/%s/interfaces/%d/?op=link_subnet", gw.SystemID, gw.Interfaces[0].ID), e.admin,
-			url.Values{"mode": {"STATIC"}, "subnet": {fmt.Sprint(sn.ID)}, "ip_address": {"192.0.2.90"}}, nil)
+			url.Values{"mode": {"STATIC"}, "subnet": {subnet}, "ip_address": {"192.0.2.90"}}, nil)
 		// Another user's name.
 		bob := e.userKey("bob")
 		e.must(http.StatusOK, "POST", "ipaddresses/", bob, reserve(url.Values{"ip": {"192.0.2.30"}, "hostname": {"bobs"}}), nil)
@@ -95,7 +92,7 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 			says   string
 		}{
 			{"point the administrator's name at its address", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.40"}, "hostname": {"www.example.test"}}), 400, taken},
-			{"the same with the next free address", "POST", "ipaddresses/", reserve(url.Values{"subnet": {fmt.Sprint(sn.ID)}, "hostname": {"www.example.test"}}), 400, taken},
+			{"the same with the next free address", "POST", "ipaddresses/", reserve(url.Values{"subnet": {subnet}, "hostname": {"www.example.test"}}), 400, taken},
 			{"the same with a MAC", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.41"}, "hostname": {"www.example.test"}, "mac": {"52:54:00:00:d1:09"}}), 400, taken},
 			{"add an address to another user's name", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.42"}, "hostname": {"bobs"}}), 400, taken},
 			{"add an address to a name with records", "POST", "ipaddresses/", reserve(url.Values{"ip": {"192.0.2.43"}, "hostname": {"notes.maas"}}), 400, taken},
@@ -115,8 +112,8 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 			{"rename its machine after the administrator's name", "PUT", mp, url.Values{"hostname": {"db"}}, 400, taken},
 			{"move its machine onto the administrator's name", "PUT", mp, url.Values{"hostname": {"www"}, "domain": {"example.test"}}, 400, taken},
 			{"deploy its machine as another user's name", "POST", mp + "?op=deploy", url.Values{"hostname": {"bobs"}}, 400, taken},
-			{"link its device to another user's name's address", "POST", link, url.Values{"mode": {"STATIC"}, "subnet": {fmt.Sprint(sn.ID)}, "ip_address": {"192.0.2.30"}}, 400, "already in use"},
-			{"link its device to the administrator's name's address", "POST", link, url.Values{"mode": {"STATIC"}, "subnet": {fmt.Sprint(sn.ID)}, "ip_address": {"192.0.2.80"}}, 400, "IP address is already in use."},
+			{"link its device to another user's name's address", "POST", link, url.Values{"mode": {"STATIC"}, "subnet": {subnet}, "ip_address": {"192.0.2.30"}}, 400, "already in use"},
+			{"link its device to the administrator's name's address", "POST", link, url.Values{"mode": {"STATIC"}, "subnet": {subnet}, "ip_address": {"192.0.2.80"}}, 400, "IP address is already in use."},
 		} {
 			e.answerSays(c.code, c.method, c.path, e.user, c.form, c.says)
 			if after := e.dnsSnapshot(); after != before {
@@ -145,7 +142,7 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 
 		// The owner's own names: made, added to, taken from, gone.
 		e.must(http.StatusOK, "POST", "ipaddresses/", e.user, reserve(url.Values{"ip": {"192.0.2.50"}, "hostname": {"printer"}}), nil)
-		e.must(http.StatusOK, "POST", "ipaddresses/", e.user, reserve(url.Values{"subnet": {fmt.Sprint(sn.ID)}, "hostname": {"printer.maas"}}), nil)
+		e.must(http.StatusOK, "POST", "ipaddresses/", e.user, reserve(url.Values{"subnet": {subnet}, "hostname": {"printer.maas"}}), nil)
 		e.must(http.StatusOK, "PUT", "devices/"+mine.SystemID+"/", e.user, url.Values{"hostname": {"ct2"}}, nil)
 		e.must(http.StatusOK, "PUT", mp, e.user, url.Values{"hostname": {"m2"}}, nil)
 		// An administrator's name on the user's address is the
@@ -179,11 +176,7 @@ func TestReservationsKeepOthersNames(t *testing.T) {
 // dynamic range changed where nothing is held is fine.
 func TestDynamicRangeOverHeldAddresses(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		var sn struct {
-			ID int64 `json:"id"`
-		}
-		e.must(http.StatusOK, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, &sn)
-		subnet := fmt.Sprint(sn.ID)
+		subnet := fmt.Sprint(e.newSubnet("192.0.2.0/24").ID)
 		e.must(http.StatusOK, "POST", "reservedips/", e.admin, url.Values{"ip": {"192.0.2.50"}, "mac_address": {"52:54:00:00:d2:01"}}, nil)
 		e.must(http.StatusOK, "POST", "ipaddresses/", e.user, reserve(url.Values{"ip": {"192.0.2.60"}}), nil)
 		var dev apiDevice
@@ -238,7 +231,7 @@ func TestDynamicRangeOverHeldAddresses(t *testing.T) {
 // winner's address.
 func TestReservedNameRace(t *testing.T) {
 	eachDB(t, func(t *testing.T, e *env) {
-		e.must(http.StatusOK, "POST", "subnets/", e.admin, url.Values{"cidr": {"192.0.2.0/24"}}, nil)
+		e.newSubnet("192.0.2.0/24")
 		keys := []string{e.user, e.userKey("bob")}
 		const rounds = 8
 		for i := range rounds {

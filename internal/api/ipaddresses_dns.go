@@ -85,11 +85,7 @@ func (s *Server) mayName(r *request, n reservedName, res store.DNSResource, held
 	if err := dnszone.MayAddAddress(r.actor(), claim); err != nil {
 		return badField("hostname", "%v", err)
 	}
-	var types []string
-	for _, d := range held {
-		types = append(types, d.Type)
-	}
-	if err := dnszone.CheckAdd(dnszone.Existing{Types: types}, "A"); err != nil {
+	if err := addressBeside(held); err != nil {
 		return badField("hostname", "%v", err)
 	}
 	return nil
@@ -132,7 +128,7 @@ func (s *Server) nodeNamed(ctx context.Context, hostname, domain string) (string
 		return "", err
 	}
 	for _, d := range ds {
-		if strings.EqualFold(d.Domain, domain) || d.Domain == "" && strings.EqualFold(domain, dnszone.DefaultDomain) {
+		if inDomain(d.Domain, domain) {
 			return d.SystemID, nil
 		}
 	}
