@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -78,6 +79,9 @@ func (s *Store) UnnameAddress(ctx context.Context, ip string, owned func(owner s
 
 func (s *Store) unnameOne(ctx context.Context, q conn, id int64, ip string, owned func(string) bool) error {
 	r, held, err := s.holdName(ctx, q, "id = ?", id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // deleted since it was listed: nothing to take off
+	}
 	if err != nil || !owned(r.Owner) {
 		return err
 	}
