@@ -126,5 +126,10 @@ func (s *Server) applyDeviceForm(r *request, d *store.Device, creating bool) err
 			d.Zone = z
 		}
 	}
+	if len(fe) == 0 && (given("hostname") || given("domain")) {
+		if err := s.mayNameNode(r, d.Hostname, d.Domain); err != nil {
+			return err
+		}
+	}
 	return fe.Err()
 }

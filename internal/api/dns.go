@@ -165,11 +165,16 @@ func (s *Server) machineNamed(ctx context.Context, hostname, domain string) (str
 		return "", err
 	}
 	for _, m := range ms {
-		if strings.EqualFold(m.Domain, domain) || m.Domain == "" && strings.EqualFold(domain, dnszone.DefaultDomain) {
+		if inDomain(m.Domain, domain) {
 			return m.SystemID, nil
 		}
 	}
 	return "", nil
+}
+
+// inDomain says whether a node's domain ("" the default) is domain.
+func inDomain(nodeDomain, domain string) bool {
+	return strings.EqualFold(nodeDomain, domain) || nodeDomain == "" && strings.EqualFold(domain, dnszone.DefaultDomain)
 }
 
 func parseIPs(r *request) ([]string, error) {
@@ -237,4 +242,15 @@ func readOne[T, J any](load func(*request) (dnsState, T, error), render func(dns
 		writeJSON(w, http.StatusOK, render(st, v))
 		return nil
 	})
+}
+
+// domainNamed finds a domain by its name alone.
+func (st dnsState) domainNamed(name string) (store.Domain, error) {
+	name = strings.TrimSuffix(strings.TrimSpace(name), ".")
+	for _, d := range st.domains {
+		if strings.EqualFold(d.Name, name) {
+			return d, nil
+		}
+	}
+	return store.Domain{}, noSuch("Domain")
 }

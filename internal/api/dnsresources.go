@@ -309,14 +309,20 @@ func addressesBeside(res store.DNSResource, held []store.DNSData) error {
 	if len(res.IPs) == 0 {
 		return nil
 	}
+	if err := addressBeside(held); err != nil {
+		return badField("ip_addresses", "%v", err)
+	}
+	return nil
+}
+
+// addressBeside is dnszone's rule for an address on a name that holds the
+// records held.
+func addressBeside(held []store.DNSData) error {
 	var types []string
 	for _, x := range held {
 		types = append(types, x.Type)
 	}
-	if err := dnszone.CheckAdd(dnszone.Existing{Types: types}, "A"); err != nil {
-		return badField("ip_addresses", "%v", err)
-	}
-	return nil
+	return dnszone.CheckAdd(dnszone.Existing{Types: types}, "A")
 }
 
 // cnameOnMachine says whether rec is a CNAME on a machine's name, which

@@ -141,7 +141,7 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 	}
 	a := store.IPAddress{SubnetID: sn.ID, AllocType: store.AllocUserReserved, Owner: r.who.user.Name,
 		Hostname: strings.TrimSpace(r.form.Get("hostname")), MAC: mac}
-	dnsName, named, err := s.parseReservedName(r.Context(), a.Hostname)
+	dnsName, named, err := s.parseReservedName(r, a.Hostname)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (s *Server) reserveIP(w http.ResponseWriter, r *request) error {
 // hostname, and answers it; if naming fails, the reservation is undone.
 func (s *Server) writeReservation(w http.ResponseWriter, r *request, a store.IPAddress, n reservedName, named bool) error {
 	if named {
-		if err := s.nameReservation(r.Context(), n, a.IP); err != nil {
+		if err := s.nameReservation(r, n, a.IP); err != nil {
 			if derr := s.store.DeleteIPAddress(r.Context(), a.ID); derr != nil {
 				s.log.Error("undo reservation", "ip", a.IP, "err", derr)
 			}
@@ -240,7 +240,7 @@ func (s *Server) releaseIP(w http.ResponseWriter, r *request) error {
 			if err := s.store.DeleteIPAddress(r.Context(), a.ID); err != nil {
 				return err
 			}
-			if err := s.unnameAddress(r.Context(), a.IP); err != nil {
+			if err := s.unnameAddress(r, a.IP); err != nil {
 				return err
 			}
 			writeNoContent(w)

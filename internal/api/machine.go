@@ -108,6 +108,11 @@ func (s *Server) updateMachine(w http.ResponseWriter, r *request) error {
 			}
 			m.Domain = d
 		}
+		if r.form.Get("hostname") != "" || r.form.Get("domain") != "" {
+			if err := s.mayNameNode(r, m.Hostname, m.Domain); err != nil {
+				return err
+			}
+		}
 		if a := r.form.Get("architecture"); a != "" {
 			n, err := machine.NormaliseArchitecture(a)
 			if err != nil {
@@ -188,6 +193,9 @@ func (s *Server) action(a machine.Action) handlerFunc {
 		case machine.Deploy:
 			in.OSystem, in.DistroSeries = r.form.Get("osystem"), r.form.Get("distro_series")
 			if err := deployOptions(r, &in); err != nil {
+				return err
+			}
+			if err := s.mayDeployAs(r, in.Hostname); err != nil {
 				return err
 			}
 			if err := s.svc.CheckDeployImage(r.Context(), r.who.actor(), r.id, in); err != nil {

@@ -47,6 +47,9 @@ func (s *Server) parseNewMachine(r *request) (machine.Machine, bool, error) {
 	} else {
 		m.Hostname = machine.Petname()
 	}
+	if err := s.mayNameNode(r, m.Hostname, m.Domain); err != nil {
+		return m, false, err
+	}
 	if err := machine.ValidateDescription(m.Description); err != nil {
 		return m, false, badField("description", "%v", err)
 	}

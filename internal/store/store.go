@@ -277,6 +277,9 @@ type DNSResource struct {
 	DomainID   int64
 	AddressTTL *int
 	IPs        []string
+	// Owner is the user whose address reservation made the name; ""
+	// is administrators'. Updates keep it.
+	Owner string
 }
 
 // DNSData is one record of a DNS resource: MAAS's rrtype and rrdata.
@@ -698,6 +701,14 @@ type Store interface {
 	AddDNSData(ctx context.Context, r DNSResource, d DNSData, check func(DNSResource, []DNSData) error) (DNSResource, DNSData, error)
 	UpdateDNSData(ctx context.Context, d DNSData, check func(DNSResource, []DNSData) error) (DNSData, error)
 	DeleteDNSData(ctx context.Context, id int64) error
+	// NameAddress puts ip on the name r (by domain and name; made with
+	// r's owner when it has none yet) in one transaction that holds the
+	// name: check sees what the name holds then, and an error from it
+	// stores nothing. UnnameAddress takes ip off every name whose owner
+	// owned accepts, in one transaction, deleting a name left with neither
+	// addresses nor records.
+	NameAddress(ctx context.Context, r DNSResource, ip string, check func(DNSResource, []DNSData) error) (DNSResource, error)
+	UnnameAddress(ctx context.Context, ip string, owned func(owner string) bool) error
 	DNSSerial(ctx context.Context, hash string) (uint32, error)
 
 	// Tags. TagMachines adds and removes machines in one transaction; an

@@ -125,11 +125,11 @@ func (s *Store) SetDefaultDomain(ctx context.Context, id int64) error {
 
 func (s *Store) ListDNSResources(ctx context.Context) ([]store.DNSResource, error) {
 	var out []store.DNSResource
-	err := eachRow(ctx, s.conn(s.read), `SELECT id, name, domain_id, address_ttl, ip_addresses FROM dnsresources ORDER BY id`, nil, func(r *sql.Rows) error {
+	err := eachRow(ctx, s.conn(s.read), `SELECT id, name, domain_id, address_ttl, ip_addresses, owner FROM dnsresources ORDER BY id`, nil, func(r *sql.Rows) error {
 		var d store.DNSResource
 		var ttl sql.NullInt64
 		var ips string
-		err := r.Scan(&d.ID, &d.Name, &d.DomainID, &ttl, &ips)
+		err := r.Scan(&d.ID, &d.Name, &d.DomainID, &ttl, &ips, &d.Owner)
 		d.AddressTTL = intPtr(ttl)
 		if ips != "" {
 			d.IPs = strings.Split(ips, ",")
@@ -154,8 +154,8 @@ func (s *Store) resourceConflict(err error, r store.DNSResource) error {
 }
 
 func (s *Store) CreateDNSResource(ctx context.Context, r store.DNSResource) (store.DNSResource, error) {
-	err := s.conn(s.write).queryRow(ctx, `INSERT INTO dnsresources (name, domain_id, address_ttl, ip_addresses) VALUES (?, ?, ?, ?) RETURNING id`,
-		r.Name, r.DomainID, nullInt(r.AddressTTL), strings.Join(r.IPs, ",")).Scan(&r.ID)
+	err := s.conn(s.write).queryRow(ctx, `INSERT INTO dnsresources (name, domain_id, address_ttl, ip_addresses, owner) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		r.Name, r.DomainID, nullInt(r.AddressTTL), strings.Join(r.IPs, ","), r.Owner).Scan(&r.ID)
 	if err != nil {
 		return r, fmt.Errorf("create DNS resource %q: %w", r.Name, s.resourceConflict(err, r))
 	}

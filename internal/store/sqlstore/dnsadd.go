@@ -46,8 +46,8 @@ func (s *Store) holdName(ctx context.Context, q conn, where string, args ...any)
 	var r store.DNSResource
 	var ttl sql.NullInt64
 	var ips string
-	err := q.queryRow(ctx, `SELECT id, name, domain_id, address_ttl, ip_addresses FROM dnsresources WHERE `+where+s.d.ForUpdateRow, args...).
-		Scan(&r.ID, &r.Name, &r.DomainID, &ttl, &ips)
+	err := q.queryRow(ctx, `SELECT id, name, domain_id, address_ttl, ip_addresses, owner FROM dnsresources WHERE `+where+s.d.ForUpdateRow, args...).
+		Scan(&r.ID, &r.Name, &r.DomainID, &ttl, &ips, &r.Owner)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, nil, notFound("dnsresource", fmt.Sprint(args...))
 	}

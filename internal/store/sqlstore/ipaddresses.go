@@ -72,6 +72,9 @@ func (s *Store) insertIP(ctx context.Context, q conn, a *store.IPAddress) error 
 	if err := s.checkReserved(ctx, q, a); err != nil {
 		return err
 	}
+	if err := s.checkNamed(ctx, q, a); err != nil {
+		return err
+	}
 	a.Created = s.now()
 	a.Updated = a.Created
 	// The machine's row first, as UpdateMachine locks it first.
@@ -110,6 +113,9 @@ func (s *Store) UpdateIPAddress(ctx context.Context, a store.IPAddress) (store.I
 			_ = q.queryRow(ctx, `SELECT COALESCE(interface_id, 0) FROM ip_addresses WHERE id = ?`, a.ID).Scan(&a.InterfaceID)
 		}
 		if err := s.checkReserved(ctx, q, &a); err != nil {
+			return err
+		}
+		if err := s.checkNamed(ctx, q, &a); err != nil {
 			return err
 		}
 		res, err := q.exec(ctx, `UPDATE ip_addresses SET ip = ?, subnet_id = ?, alloc_type = ?, owner = ?, hostname = ?,
@@ -179,6 +185,10 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 					return err
 				}
 				maps.Copy(taken, racks)
+				// An address a DNS name lists is that name's owner's.
+				if err := namedIPs(ctx, c, taken); err != nil {
+					return err
+				}
 				reserved, err := reservationsOn(ctx, c, a.SubnetID)
 				if err != nil {
 					return err
@@ -242,8 +252,10 @@ func (s *Store) AllocateIP(ctx context.Context, a store.IPAddress) (store.IPAddr
 			return a, fmt.Errorf("allocate ip on subnet %d: the reserved ip %s seems to be in use by another host in the network: %w",
 				a.SubnetID, want, store.ErrConflict)
 		}
-		if err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re)) {
-			// Another allocation took it first: mark it and pick again,
+		var ce *store.ConflictError
+		if err != nil && (s.d.IsUniqueViolation(err) || errors.As(err, &re) || errors.As(err, &ce)) {
+			// Another allocation took it first, or someone's DNS name
+			// holds it (checkNamed): mark it and pick again,
 			// reading the subnet again only now and then.
 			taken[ip] = true
 			losses++

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
+	"github.com/anvilmetal/anvil/internal/network"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -187,8 +189,13 @@ func (s *Store) GetIPRange(ctx context.Context, id int64) (store.IPRange, error)
 }
 
 func (s *Store) CreateIPRange(ctx context.Context, ir store.IPRange) (store.IPRange, error) {
-	err := s.conn(s.write).queryRow(ctx, `INSERT INTO ipranges (subnet_id, type, start_ip, end_ip, comment, owner)
+	err := s.inTx(ctx, func(q conn) error {
+		if err := s.rangeClear(ctx, q, ir); err != nil {
+			return err
+		}
+		return q.queryRow(ctx, `INSERT INTO ipranges (subnet_id, type, start_ip, end_ip, comment, owner)
 		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`, ir.SubnetID, ir.Type, ir.Start, ir.End, ir.Comment, ir.Owner).Scan(&ir.ID)
+	})
 	if err != nil {
 		if s.d.IsForeignKeyViolation(err) {
 			return ir, notFound("subnet", strconv.FormatInt(ir.SubnetID, 10))
@@ -199,18 +206,68 @@ func (s *Store) CreateIPRange(ctx context.Context, ir store.IPRange) (store.IPRa
 }
 
 func (s *Store) UpdateIPRange(ctx context.Context, ir store.IPRange) (store.IPRange, error) {
-	res, err := s.conn(s.write).exec(ctx, `UPDATE ipranges SET subnet_id = ?, type = ?, start_ip = ?, end_ip = ?, comment = ?,
+	err := s.inTx(ctx, func(q conn) error {
+		if err := s.rangeClear(ctx, q, ir); err != nil {
+			return err
+		}
+		res, err := q.exec(ctx, `UPDATE ipranges SET subnet_id = ?, type = ?, start_ip = ?, end_ip = ?, comment = ?,
 		owner = ? WHERE id = ?`, ir.SubnetID, ir.Type, ir.Start, ir.End, ir.Comment, ir.Owner, ir.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("ip range", strconv.FormatInt(ir.ID, 10))
+		}
+		return nil
+	})
 	if err != nil {
 		if s.d.IsForeignKeyViolation(err) {
 			return ir, notFound("subnet", strconv.FormatInt(ir.SubnetID, 10))
 		}
 		return ir, fmt.Errorf("update ip range: %w", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ir, notFound("ip range", strconv.FormatInt(ir.ID, 10))
-	}
 	return ir, nil
+}
+
+// rangeClear refuses a dynamic range over an address the subnet already
+// gives out: a reserved IP, a user's reservation, an AUTO or STATIC link.
+// It holds the subnet's row, which every such write shares, so none can
+// land in the range between this check and the range's write.
+func (s *Store) rangeClear(ctx context.Context, q conn, ir store.IPRange) error {
+	if ir.Type != string(network.RangeDynamic) {
+		return nil
+	}
+	if err := s.lockSubnet(ctx, q, ir.SubnetID, s.d.ForUpdateRow); err != nil {
+		return err
+	}
+	var was *network.IPRange
+	if ir.ID != 0 {
+		old, err := scanRange(q.queryRow(ctx, `SELECT `+rangeColumns+` FROM ipranges WHERE id = ?`, ir.ID))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err == nil {
+			nr := store.NetworkRange(old)
+			was = &nr
+		}
+	}
+	var held []netip.Addr
+	err := eachRow(ctx, q, `SELECT ip FROM ip_addresses WHERE subnet_id = ? AND ip IS NOT NULL AND alloc_type IN (?, ?, ?)
+		UNION ALL SELECT ip FROM reserved_ips WHERE subnet_id = ?`,
+		[]any{ir.SubnetID, store.AllocAuto, store.AllocSticky, store.AllocUserReserved, ir.SubnetID}, func(r *sql.Rows) error {
+			var ip string
+			if err := r.Scan(&ip); err != nil {
+				return err
+			}
+			if a, err := netip.ParseAddr(ip); err == nil {
+				held = append(held, a.Unmap())
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	return network.ValidateRangeOverHeld(store.NetworkRange(ir), was, held).Err()
 }
 
 func (s *Store) DeleteIPRange(ctx context.Context, id int64) error {
