@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/agentapi"
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/rack"
 )
 
@@ -161,4 +162,60 @@ func secretFor(t *testing.T, n *bootNet, systemID, ip string) string {
 		t.Fatal(errors.New("the machine has no enrolment secret"))
 	}
 	return agentapi.EnrolFor(m.EnrolSecret, ip)
+}
+
+// TestLocalConfigEndsOnlyItsHoldersDeployment performs the attack on a
+// running region and a rack serving its own DHCP: a deploying machine
+// whose image is on its disk is answered with a local boot, and the
+// region takes its next local config as the machine booting its disk
+// (which ends the deployment for an image deployed at local boot).
+// Another address asking for that config, by MAC over HTTP and TFTP, must
+// count for nothing; the machine's own request, from its lease, counts.
+func TestLocalConfigEndsOnlyItsHoldersDeployment(t *testing.T) {
+	eachDB(t, func(t *testing.T, dbURL string) {
+		n := newBootNet(t, dbURL, withTFTP)
+		const victim = "52:54:00:c1:00:02"
+		m, _ := n.commissioning("6f2c1f1e-0000-4000-8000-0000000000d2", victim)
+		ctx := context.Background()
+		// The state a deployment reaches when its image is written.
+		if _, err := n.region.Store.UpdateMachine(ctx, m.SystemID, func(mm *machine.Machine) ([]machine.Event, error) {
+			mm.Status, mm.Netboot = machine.Deploying, false
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the rack to answer the machine with its disk", func() bool {
+			e, ok := n.rack.Cache.ByMAC(victim)
+			return ok && e.Purpose == machine.BootLocal
+		})
+		bootedDisk := func() bool {
+			for _, e := range events(t, n.admin, m.SystemID) {
+				if strings.Contains(e.Type+" "+e.Description, "Booting from disk") {
+					return true
+				}
+			}
+			return false
+		}
+
+		n.addr("192.0.2.50")
+		n.configs("192.0.2.50", victim)
+		waitFor(t, "the rack to report the configs it served", func() bool { return n.rack.Reporter.Pending() == 0 })
+		waitFor(t, "the asker's configs on the timeline", func() bool {
+			for _, e := range events(t, n.admin, m.SystemID) {
+				if strings.Contains(e.Description, "which does not hold "+victim) {
+					return true
+				}
+			}
+			return false
+		})
+		if bootedDisk() {
+			t.Fatal("another address fetching the machine's local config was taken as the machine booting its disk")
+		}
+
+		ip := n.lease(victim)
+		if body, _ := n.config(ip, "ipxe.cfg-"+victim); strings.Contains(body, "anvil.purpose=") {
+			t.Fatalf("the machine's own config is not a local boot: %q", body)
+		}
+		waitFor(t, "the machine's own local boot on its timeline", bootedDisk)
+	})
 }

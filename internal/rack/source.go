@@ -87,7 +87,7 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 		if s.HeldBy != nil && c.Addr.IsValid() {
 			seen = s.sign(s.HeldBy(ctx, c.Addr.Addr()), c)
 		}
-		return s.render(req, bootcfg.Params{Purpose: machine.BootEnlist, Arch: req.Arch}, nil, seen)
+		return s.render(req, bootcfg.Params{Purpose: machine.BootEnlist, Arch: req.Arch}, nil, seen, false)
 	}
 	e, ok := s.Cache.ByMAC(req.MAC)
 	if !ok && req.UUID != "" {
@@ -114,10 +114,13 @@ func (s *BootSource) Open(ctx context.Context, name string, c boot.Client) (boot
 	if holds {
 		seen = s.sign(held, c)
 	}
-	return s.render(req, p, &e, seen)
+	// An answer to an address known not to hold the MAC says nothing of
+	// what the machine boots: its purpose is not reported, so an asker
+	// cannot end a deployment by fetching the machine's local config.
+	return s.render(req, p, &e, seen, !known || holds)
 }
 
-func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, seen string) (boot.File, error) {
+func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, seen string, vouched bool) (boot.File, error) {
 	if p.Purpose == machine.BootEnlist || p.Purpose == machine.BootEphemeral || p.Purpose == machine.BootInstall {
 		p.KernelURL, p.InitrdURL = s.HTTPBase+"/"+s.Kernel, s.HTTPBase+"/"+s.Initrd
 		p.KernelParams = append(append([]string(nil), s.ExtraParams...), "anvil.purpose="+string(p.Purpose))
@@ -141,8 +144,11 @@ func (s *BootSource) render(req bootcfg.Request, p bootcfg.Params, e *Entry, see
 	if err != nil {
 		return boot.File{}, err
 	}
-	if e != nil {
+	switch {
+	case e != nil && vouched:
 		s.report(req.MAC, req.UUID, boot.Client{}, p.Purpose, fmt.Sprintf("config %s: purpose %s (status %s)", req.Path, p.Purpose, e.Status))
+	case e != nil:
+		s.report(req.MAC, req.UUID, boot.Client{}, "", fmt.Sprintf("config %s: purpose %s (status %s), to an address that does not hold the MAC", req.Path, p.Purpose, e.Status))
 	}
 	return file(b, s.now()), nil
 }
