@@ -228,4 +228,5 @@ func httpFlags(c *cobra.Command, l *httpserve.Limits) {
 	c.Flags().DurationVar(&l.Write, "http-write-timeout", d.Write, "how long an answer may take once its request is read (streams and downloads get this much per write instead)")
 	c.Flags().DurationVar(&l.Idle, "http-idle-timeout", d.Idle, "how long a keep-alive connection may wait for its next request")
 	c.Flags().IntVar(&l.PerAddress, "max-conns-per-address", d.PerAddress, "HTTP connections one source address may hold open at once (-1: no limit)")
+	c.Flags().IntVar(&l.Total, "max-conns", d.Total, "HTTP connections all clients may hold open at once, per server; loopback has 64 more (-1: no limit)")
 }

@@ -1,9 +1,12 @@
 package httpserve
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"testing"
 	"time"
 )
@@ -11,8 +14,8 @@ import (
 func TestWithDefaults(t *testing.T) {
 	for name, tc := range map[string]struct{ in, want Limits }{
 		"zero takes the defaults": {Limits{}, Defaults},
-		"set values stay":         {Limits{Read: time.Second, PerAddress: 3}, Limits{ReadHeader: Defaults.ReadHeader, Read: time.Second, Write: Defaults.Write, Idle: Defaults.Idle, PerAddress: 3, MaxHeaderBytes: Defaults.MaxHeaderBytes}},
-		"negative turns off":      {Limits{Write: -1, Idle: -1, PerAddress: -1}, Limits{ReadHeader: Defaults.ReadHeader, Read: Defaults.Read, MaxHeaderBytes: Defaults.MaxHeaderBytes}},
+		"set values stay":         {Limits{Read: time.Second, PerAddress: 3}, Limits{ReadHeader: Defaults.ReadHeader, Read: time.Second, Write: Defaults.Write, Idle: Defaults.Idle, PerAddress: 3, Total: Defaults.Total, MaxHeaderBytes: Defaults.MaxHeaderBytes}},
+		"negative turns off":      {Limits{Write: -1, Idle: -1, PerAddress: -1, Total: -1}, Limits{ReadHeader: Defaults.ReadHeader, Read: Defaults.Read, MaxHeaderBytes: Defaults.MaxHeaderBytes}},
 	} {
 		if got := tc.in.WithDefaults(); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", name, got, tc.want)
@@ -130,5 +133,66 @@ func TestStreamCutsOffAStalledReader(t *testing.T) {
 		t.Logf("stalled reader cut off after %v (write limit 1 s)", time.Since(stalled).Round(time.Millisecond))
 	case <-time.After(10 * time.Second):
 		t.Fatal("a reader that stopped reading held its stream for 10 s under a 1 s write limit")
+	}
+}
+
+// Connections from many addresses stop at the total, each address
+// within its own cap, and the reserved address (loopback in a server:
+// here 127.0.0.1 only) still gets in; a freed slot takes the next.
+func TestTotalCapKeepsASpareForLoopback(t *testing.T) {
+	old := spareFor
+	spareFor = func(a netip.Addr) bool { return a == netip.MustParseAddr("127.0.0.1") }
+	t.Cleanup(func() { spareFor = old })
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := Limits{PerAddress: 2, Total: 4}.Listen(raw)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 20)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+			accepted <- c
+		}
+	}()
+	dialFrom := func(src string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		c, err := d.Dial("tcp", raw.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// closed says whether the server closed c without serving it.
+	closed := func(c net.Conn) bool {
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		_, err := c.Read(make([]byte, 1))
+		return err != nil && !errors.Is(err, os.ErrDeadlineExceeded)
+	}
+	var served []net.Conn // the server's side
+	for _, src := range []string{"127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"} {
+		dialFrom(src)
+		served = append(served, <-accepted)
+	}
+	if c := dialFrom("127.0.0.2"); !closed(c) {
+		t.Fatal("a third connection from one address was kept over its cap of two")
+	}
+	if c := dialFrom("127.0.0.4"); !closed(c) {
+		t.Fatal("a fifth connection in all was kept over the total of four")
+	}
+	if c := dialFrom("127.0.0.1"); closed(c) {
+		t.Fatal("loopback was shut out by the other addresses' connections")
+	}
+	<-accepted
+	served[0].Close() // the server is done with one: its slot is free
+	if c := dialFrom("127.0.0.4"); closed(c) {
+		t.Fatal("a freed slot was not taken again")
 	}
 }

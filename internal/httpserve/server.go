@@ -9,6 +9,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/anvilmetal/anvil/internal/connlimit"
@@ -34,6 +35,11 @@ type Limits struct {
 	// PerAddress is how many connections one source address may hold
 	// open at once; the next is closed as soon as it is accepted.
 	PerAddress int
+	// Total is how many connections all clients may hold open at once,
+	// so that many source addresses cannot use up the process's
+	// descriptors either. Loopback (the rack in the process, a CLI on
+	// the host) has LoopbackSpare connections beyond it.
+	Total int
 	// MaxHeaderBytes caps the request line and headers.
 	MaxHeaderBytes int
 }
@@ -49,8 +55,13 @@ var Defaults = Limits{
 	Write:          2 * time.Minute,
 	Idle:           90 * time.Second,
 	PerAddress:     256,
+	Total:          4096,
 	MaxHeaderBytes: 64 << 10,
 }
+
+// LoopbackSpare are the connections loopback may open beyond Total: a
+// flood from the network cannot cut the in-process rack off its region.
+const LoopbackSpare = 64
 
 // WithDefaults fills the zero fields of l from Defaults.
 func (l Limits) WithDefaults() Limits {
@@ -60,6 +71,7 @@ func (l Limits) WithDefaults() Limits {
 	l.Write = pick(l.Write, Defaults.Write)
 	l.Idle = pick(l.Idle, Defaults.Idle)
 	l.PerAddress = connlimit.OrDefault(l.PerAddress, Defaults.PerAddress)
+	l.Total = connlimit.OrDefault(l.Total, Defaults.Total)
 	if l.MaxHeaderBytes == 0 {
 		l.MaxHeaderBytes = Defaults.MaxHeaderBytes
 	}
@@ -85,16 +97,17 @@ func New(h http.Handler, l Limits, base context.Context) *http.Server {
 	}
 }
 
-// Listen wraps ln with the per-address cap of l.
+// Listen wraps ln with the connection caps of l.
 func (l Limits) Listen(ln net.Listener) net.Listener {
 	l = l.WithDefaults()
-	if l.PerAddress <= 0 {
-		return ln
-	}
-	// A flood of idle sockets from one address cannot use up the
-	// process's descriptors; other clients keep being served.
-	return connlimit.Limits{PerAddress: l.PerAddress}.Listen(ln)
+	// A flood of idle sockets from one address, or from many, cannot use
+	// up the process's descriptors; other clients keep being served.
+	return connlimit.Limits{PerAddress: l.PerAddress, Total: l.Total,
+		Reserved: spareFor, Spare: LoopbackSpare}.Listen(ln)
 }
+
+// spareFor are the addresses that have LoopbackSpare beyond Total.
+var spareFor = netip.Addr.IsLoopback
 
 type limitsKey struct{}
 
