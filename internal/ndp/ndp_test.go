@@ -1,10 +1,12 @@
 package ndp
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,8 +55,17 @@ func TestAnswersSolicitation(t *testing.T) {
 
 	rs, _ := (&icmp.Message{Type: ipv6.ICMPTypeRouterSolicitation, Body: &icmp.RawBody{Data: make([]byte, 4)}}).Marshal(nil)
 	solicit := func() {
-		if _, err := p.WriteTo(rs, nil, &net.IPAddr{IP: allRouters.IP, Zone: "host0"}); err != nil {
-			t.Fatal(err)
+		// The veth's link-local route appears a moment after both ends
+		// are up: until then sending says the network is unreachable.
+		for i := 0; ; i++ {
+			_, err := p.WriteTo(rs, nil, &net.IPAddr{IP: allRouters.IP, Zone: "host0"})
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, syscall.ENETUNREACH) || i == 100 {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 	}
 	read := func() *icmp.Message {
