@@ -44,7 +44,7 @@ func StorageOf(m *machine.Machine) storage.Config {
 // record, if any.
 func (s *Service) applyCommissionedStorage(m *machine.Machine, inv machine.Inventory, layout string) []machine.Event {
 	c, text := machine.StorageAfterCommissioning(m.StorageConfig, inv, layout)
-	m.StorageConfig = c
+	m.StorageConfig = withUUIDs(c)
 	if text == "" {
 		return nil
 	}
@@ -81,7 +81,7 @@ func (s *Service) EditStorage(ctx context.Context, actor machine.Actor, systemID
 			return nil, err
 		}
 		c = c.WithIDs()
-		m.StorageConfig = &c
+		m.StorageConfig = withUUIDs(&c)
 		return nil, nil
 	})
 }
@@ -147,8 +147,9 @@ func (e *StorageRefused) Error() string { return "storage: " + strings.Join(e.Is
 
 // prepareDeployStorage runs in a deploy's transaction: for a root
 // filesystem image the stored configuration must boot with the machine's
-// firmware, and its filesystems get their UUIDs now, so that the fstab
-// the installer writes and the API agree. Disk images carry their own
+// firmware, and it keeps the UUIDs its filesystems were made with (any
+// still missing one get it now), so that the fstab the installer writes
+// and the API agree. Disk images carry their own
 // layout; a machine without a configuration keeps the one-partition path.
 func prepareDeployStorage(m *machine.Machine, filetype string) error {
 	if !slices.Contains(rootfsTypes, filetype) || m.StorageConfig == nil {
@@ -160,9 +161,19 @@ func prepareDeployStorage(m *machine.Machine, filetype string) error {
 		}
 		return err
 	}
-	c := m.StorageConfig.WithUUIDs(newUUID)
-	m.StorageConfig = &c
+	m.StorageConfig = withUUIDs(m.StorageConfig)
 	return nil
+}
+
+// withUUIDs is c with a UUID for each of its objects that lacks one (nil
+// for nil). Every configuration the region stores goes through it, so
+// an object has its UUID, as in MAAS, from when it is made.
+func withUUIDs(c *storage.Config) *storage.Config {
+	if c == nil {
+		return nil
+	}
+	u := c.WithAllUUIDs(newUUID)
+	return &u
 }
 
 // newUUID is a random (version 4) UUID.
@@ -202,7 +213,7 @@ func (s *Service) RestoreStorage(ctx context.Context, actor machine.Actor, syste
 		}
 		old := StorageOf(m)
 		c, text := machine.LayStorage(&old, *m.Inventory, layout)
-		m.StorageConfig = c
+		m.StorageConfig = withUUIDs(c)
 		if text == "" {
 			return nil, nil
 		}
