@@ -2,7 +2,6 @@ package region
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"slices"
 	"strings"
@@ -172,17 +171,8 @@ func withUUIDs(c *storage.Config) *storage.Config {
 	if c == nil {
 		return nil
 	}
-	u := c.WithAllUUIDs(newUUID)
+	u := c.WithAllUUIDs(storage.RandomUUID)
 	return &u
-}
-
-// newUUID is a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand does not fail
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // taskStorage is the configuration a deploy's task carries: the stored

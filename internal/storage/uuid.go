@@ -1,9 +1,21 @@
 package storage
 
 import (
+	"crypto/rand"
+	"fmt"
 	"slices"
 	"strings"
 )
+
+// RandomUUID is a random (version 4) UUID, as MAAS makes for its storage
+// objects.
+func RandomUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand does not fail
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
 
 // WithUUIDs returns c with a UUID for every filesystem and cache set that
 // lacks one, drawn from next (a random UUID in 8-4-4-4-12 form; tests
