@@ -55,6 +55,19 @@ func TestJujuCommissionedMachine(t *testing.T) {
 				"subnet": {itoa(subnet.ID)}, "ip_address": {m.ip}}, nil)
 		}
 
+		// Commissioning ran a script set: the machine names it, as MAAS.
+		var shown struct {
+			Commissioning *int64 `json:"current_commissioning_result_id"`
+		}
+		var current struct {
+			ID int64 `json:"id"`
+		}
+		e.must(http.StatusOK, http.MethodGet, "machines/"+a+"/", e.user, nil, &shown)
+		e.must(http.StatusOK, http.MethodGet, "nodes/"+a+"/results/current-commissioning/", e.user, nil, &current)
+		if shown.Commissioning == nil || *shown.Commissioning != current.ID {
+			t.Fatalf("current_commissioning_result_id %v, the current set is %d", shown.Commissioning, current.ID)
+		}
+
 		ctl, err := gomaasapi.NewController(gomaasapi.ControllerArgs{BaseURL: e.base, APIKey: e.user})
 		if err != nil {
 			t.Fatalf("connect: %v", err)
