@@ -164,6 +164,7 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 		StatusMessage: optional(m.StatusMessage), StatusName: m.Status.String(),
 		NodeType: 0, NodeTypeName: "Machine", SpecialFilesystems: []fsJSON{},
 		scriptStatusesJSON: scriptStatuses(m), HardwareInfo: hardwareInfo(m.Inventory),
+		CommissioningResult: setID(m.Scripts.CommissioningSet), TestingResult: setID(m.Scripts.TestingSet),
 		NUMANodes:           []numaJSON{{Cores: cores(m.CPUCount), Memory: m.Memory, Hugepages: []any{}}},
 		WorkloadAnnotations: nonNil(m.OwnerData),
 	}
@@ -212,6 +213,15 @@ func renderMachine(m *machine.Machine, n names, showParams bool) machineJSON {
 	j.ObservedPower, j.PowerError = string(m.Watch.Observed), m.Watch.ReadError
 	sort.Strings(j.TagNames)
 	return j
+}
+
+// setID is a script set's id, null for none (0): MAAS's
+// current_*_result_id before the machine ran a set of the kind.
+func setID(id int64) *int64 {
+	if id == 0 {
+		return nil
+	}
+	return &id
 }
 
 // optional is null for "" and the string otherwise: MAAS's null rule for

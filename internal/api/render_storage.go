@@ -226,9 +226,7 @@ func (v *storageView) block(dev string) blockJSON {
 		j.Size = d.Size
 	} else {
 		j.Size = v.devs[dev].Size
-		if f, ok := v.c.FilesystemOn(dev); ok && f.UUID != "" {
-			j.UUID = optional(f.UUID)
-		}
+		j.UUID = optional(v.c.DeviceUUID(dev))
 	}
 	if t, ok := v.c.Table(dev); ok {
 		tt := string(t.Type)
@@ -248,7 +246,7 @@ func (v *storageView) partition(disk string, p storage.Partition) partJSON {
 	name := storage.PartitionName(disk, p.Number)
 	did := v.deviceID(disk)
 	return partJSON{
-		ID: int64(p.ID), Path: "/dev/disk/by-dname/" + name, Type: "partition", Size: p.Size, Bootable: p.Bootable,
+		ID: int64(p.ID), UUID: optional(p.UUID), Path: "/dev/disk/by-dname/" + name, Type: "partition", Size: p.Size, Bootable: p.Bootable,
 		Filesystem: v.fs(name), UsedFor: v.usedFor(name), Tags: append([]string{}, p.Tags...), SystemID: v.sys, DeviceID: did,
 		ResourceURI: v.base() + "blockdevices/" + itoa(did) + "/partition/" + strconv.Itoa(p.ID),
 	}
@@ -278,7 +276,7 @@ func (v *storageView) vg(vg storage.VolumeGroup) vgJSON {
 	size := storage.VGSize(vg, v.devs)
 	free := v.c.VGFree(vg.Name)
 	j := vgJSON{
-		SystemID: v.sys, ID: int64(vg.ID), Name: vg.Name, Devices: v.members(vg.Devices),
+		SystemID: v.sys, ID: int64(vg.ID), UUID: optional(vg.UUID), Name: vg.Name, Devices: v.members(vg.Devices),
 		Size: size, HumanSize: humanBytes(size), Available: free, HumanAvailable: humanBytes(free),
 		Used: size - free, HumanUsed: humanBytes(size - free), LogicalVolumes: []blockJSON{},
 		ResourceURI: v.base() + "volume-group/" + strconv.Itoa(vg.ID) + "/",
@@ -292,7 +290,7 @@ func (v *storageView) vg(vg storage.VolumeGroup) vgJSON {
 func (v *storageView) raid(r storage.RAID) raidJSON {
 	size := v.devs[r.Name].Size
 	return raidJSON{
-		SystemID: v.sys, ID: int64(r.ID), Name: r.Name, Level: string(r.Level),
+		SystemID: v.sys, ID: int64(r.ID), UUID: optional(r.UUID), Name: r.Name, Level: string(r.Level),
 		Devices: v.members(r.Devices), SpareDevices: v.members(r.Spares), Size: size, HumanSize: humanBytes(size),
 		VirtualDevice: v.block(r.Name), ResourceURI: v.base() + "raid/" + strconv.Itoa(r.ID) + "/",
 	}
@@ -305,7 +303,7 @@ func (v *storageView) cacheSet(cs storage.CacheSet) cacheSetJSON {
 
 func (v *storageView) bcache(b storage.Bcache) bcacheJSON {
 	j := bcacheJSON{
-		SystemID: v.sys, ID: int64(b.ID), Name: b.Name, BackingDevice: v.member(b.Backing),
+		SystemID: v.sys, ID: int64(b.ID), UUID: optional(b.UUID), Name: b.Name, BackingDevice: v.member(b.Backing),
 		Size: v.devs[b.Name].Size, HumanSize: humanBytes(v.devs[b.Name].Size), VirtualDevice: v.block(b.Name),
 		CacheMode: string(b.Mode), ResourceURI: v.base() + "bcache/" + strconv.Itoa(b.ID) + "/",
 	}

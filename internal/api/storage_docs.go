@@ -5,7 +5,7 @@ func init() {
 	ready := "Only on a Ready machine (409 otherwise, in MAAS's words), by an administrator or, where MAAS allows it, the owner."
 	readyAlloc := "On a Ready machine (administrators) or an Allocated one (its owner or an administrator); 409 in any other status."
 	size := opt("size", "string", "Bytes, a number with K, M, G or T (powers of 1000), or a percentage; all that is free when not given.")
-	fs := []string{req("fstype", "string", "ext2, ext4, xfs, btrfs, fat32, vfat or swap."), opt("label", "string", "The filesystem's label."), opt("uuid", "string", "The filesystem's UUID; one is made at deploy when not given.")}
+	fs := []string{req("fstype", "string", "ext2, ext4, xfs, btrfs, fat32, vfat or swap."), opt("label", "string", "The filesystem's label."), opt("uuid", "string", "The filesystem's UUID; one is made when not given.")}
 	mount := []string{req("mount_point", "string", "An absolute path (swap takes none)."), opt("mount_options", "string", "Options as fstab takes them, comma-separated.")}
 	tag := []string{req("tag", "string", "The tag.")}
 	addDocs(map[string]string{

@@ -30,6 +30,11 @@ type ScriptSummary struct {
 	Network       ScriptStatus `json:"network"`
 	Interface     ScriptStatus `json:"interface"`
 	Other         ScriptStatus `json:"other"`
+	// CommissioningSet and TestingSet are the ids of the newest sets of
+	// each type (MAAS's current_commissioning_result_id and
+	// current_testing_result_id); 0 when the machine has none.
+	CommissioningSet int64 `json:"commissioning_set,omitempty"`
+	TestingSet       int64 `json:"testing_set,omitempty"`
 }
 
 var scriptStatusNames = map[ScriptStatus]string{

@@ -435,6 +435,12 @@ func Summarise(sets []store.ScriptSet) machine.ScriptSummary {
 	}
 	sum.Commissioning = of(com, every)
 	sum.Testing = of(test, every)
+	if com != nil {
+		sum.CommissioningSet = com.ID
+	}
+	if test != nil {
+		sum.TestingSet = test.ID
+	}
 	if test != nil && len(test.Results) == 0 {
 		sum.Testing = machine.ScriptPassed // an empty set passed at once
 	}

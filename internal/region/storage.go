@@ -2,7 +2,6 @@ package region
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,7 +43,7 @@ func StorageOf(m *machine.Machine) storage.Config {
 // record, if any.
 func (s *Service) applyCommissionedStorage(m *machine.Machine, inv machine.Inventory, layout string) []machine.Event {
 	c, text := machine.StorageAfterCommissioning(m.StorageConfig, inv, layout)
-	m.StorageConfig = c
+	m.StorageConfig = withUUIDs(c)
 	if text == "" {
 		return nil
 	}
@@ -81,7 +80,7 @@ func (s *Service) EditStorage(ctx context.Context, actor machine.Actor, systemID
 			return nil, err
 		}
 		c = c.WithIDs()
-		m.StorageConfig = &c
+		m.StorageConfig = withUUIDs(&c)
 		return nil, nil
 	})
 }
@@ -147,8 +146,9 @@ func (e *StorageRefused) Error() string { return "storage: " + strings.Join(e.Is
 
 // prepareDeployStorage runs in a deploy's transaction: for a root
 // filesystem image the stored configuration must boot with the machine's
-// firmware, and its filesystems get their UUIDs now, so that the fstab
-// the installer writes and the API agree. Disk images carry their own
+// firmware, and it keeps the UUIDs its filesystems were made with (any
+// still missing one get it now), so that the fstab the installer writes
+// and the API agree. Disk images carry their own
 // layout; a machine without a configuration keeps the one-partition path.
 func prepareDeployStorage(m *machine.Machine, filetype string) error {
 	if !slices.Contains(rootfsTypes, filetype) || m.StorageConfig == nil {
@@ -160,18 +160,19 @@ func prepareDeployStorage(m *machine.Machine, filetype string) error {
 		}
 		return err
 	}
-	c := m.StorageConfig.WithUUIDs(newUUID)
-	m.StorageConfig = &c
+	m.StorageConfig = withUUIDs(m.StorageConfig)
 	return nil
 }
 
-// newUUID is a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand does not fail
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+// withUUIDs is c with a UUID for each of its objects that lacks one (nil
+// for nil). Every configuration the region stores goes through it, so
+// an object has its UUID, as in MAAS, from when it is made.
+func withUUIDs(c *storage.Config) *storage.Config {
+	if c == nil {
+		return nil
+	}
+	u := c.WithAllUUIDs(storage.RandomUUID)
+	return &u
 }
 
 // taskStorage is the configuration a deploy's task carries: the stored
@@ -202,7 +203,7 @@ func (s *Service) RestoreStorage(ctx context.Context, actor machine.Actor, syste
 		}
 		old := StorageOf(m)
 		c, text := machine.LayStorage(&old, *m.Inventory, layout)
-		m.StorageConfig = c
+		m.StorageConfig = withUUIDs(c)
 		if text == "" {
 			return nil, nil
 		}

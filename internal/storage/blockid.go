@@ -28,3 +28,27 @@ func (c Config) BlockID(dev string) int {
 	}
 	return 0
 }
+
+// DeviceUUID is the UUID of the virtual block device named dev (a RAID's
+// or bcache's device, a logical volume); "" for a disk, a partition or an
+// unknown name, which MAAS gives none.
+func (c Config) DeviceUUID(dev string) string {
+	for _, r := range c.RAIDs {
+		if r.Name == dev {
+			return r.DeviceUUID
+		}
+	}
+	for _, vg := range c.VolumeGroups {
+		for _, lv := range vg.Volumes {
+			if LVName(vg.Name, lv.Name) == dev {
+				return lv.UUID
+			}
+		}
+	}
+	for _, b := range c.Bcaches {
+		if b.Name == dev {
+			return b.DeviceUUID
+		}
+	}
+	return ""
+}

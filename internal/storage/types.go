@@ -69,6 +69,7 @@ type Partition struct {
 	Bootable bool          `json:"bootable,omitempty"`
 	Type     PartitionType `json:"type,omitempty"`
 	Tags     []string      `json:"tags,omitempty"`
+	UUID     string        `json:"uuid,omitempty"` // MAAS's partition uuid, made with the partition
 }
 
 // PartitionName is MAAS's name for partition n of disk: sda-part2.
@@ -93,6 +94,10 @@ type RAID struct {
 	Level    RAIDLevel `json:"level"`
 	Devices  []string  `json:"devices"`
 	Spares   []string  `json:"spares,omitempty"`
+	// UUID is the array's, DeviceUUID its block device's: MAAS makes
+	// each with the object.
+	UUID       string `json:"uuid,omitempty"`
+	DeviceUUID string `json:"device_uuid,omitempty"`
 }
 
 // VolumeGroup is an LVM volume group over physical volumes.
@@ -101,6 +106,7 @@ type VolumeGroup struct {
 	Name    string          `json:"name"`
 	Devices []string        `json:"devices"` // the physical volumes
 	Volumes []LogicalVolume `json:"volumes,omitempty"`
+	UUID    string          `json:"uuid,omitempty"`
 }
 
 // LogicalVolume lives in a volume group; its device is named VG-LV.
@@ -108,6 +114,7 @@ type LogicalVolume struct {
 	ID   int    `json:"id,omitempty"` // its block device's id
 	Name string `json:"name"`
 	Size int64  `json:"size"`
+	UUID string `json:"uuid,omitempty"`
 }
 
 // LVName is MAAS's device name for a logical volume: vgroot-lvroot.
@@ -138,6 +145,9 @@ type Bcache struct {
 	Backing  string    `json:"backing"`
 	CacheSet string    `json:"cache_set"`
 	Mode     CacheMode `json:"cache_mode"`
+	// UUID is the bcache's, DeviceUUID its block device's.
+	UUID       string `json:"uuid,omitempty"`
+	DeviceUUID string `json:"device_uuid,omitempty"`
 }
 
 // FSType uses MAAS's filesystem names.

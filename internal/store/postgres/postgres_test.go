@@ -190,6 +190,13 @@ func TestDeviceMigration(t *testing.T) {
 	storetest.CheckDeviceMigration(t, openAt(t, u))
 }
 
+// TestStorageUUIDMigration: a database at migration 00036 gets a UUID
+// for every storage object and the newest script sets' ids in 00037.
+func TestStorageUUIDMigration(t *testing.T) {
+	u := migrateSeeded(t, 36, 0, storetest.StorageUUIDMigrationSeed("now()"))
+	storetest.CheckStorageUUIDMigration(t, openAt(t, u))
+}
+
 // migrateSeeded is a fresh schema at migration at, seeded, and with
 // through set migrated up to it and down again; it returns its URL.
 func migrateSeeded(t *testing.T, at, through int64, seed []string) string {

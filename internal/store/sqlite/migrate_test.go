@@ -25,6 +25,13 @@ func TestDeviceMigration(t *testing.T) {
 	storetest.CheckDeviceMigration(t, openAt(t, path))
 }
 
+// TestStorageUUIDMigration: a database at migration 00036 gets a UUID
+// for every storage object and the newest script sets' ids in 00037.
+func TestStorageUUIDMigration(t *testing.T) {
+	path := migrateSeeded(t, 36, 0, storetest.StorageUUIDMigrationSeed("0"))
+	storetest.CheckStorageUUIDMigration(t, openAt(t, path))
+}
+
 // migrateSeeded makes a database at migration at, runs seed there and,
 // with through set, migrates up to through and down to at again; it
 // returns the database's path.

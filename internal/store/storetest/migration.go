@@ -6,6 +6,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 
+	"github.com/anvilmetal/anvil/internal/machine"
 	"github.com/anvilmetal/anvil/internal/store"
 )
 
@@ -110,5 +111,64 @@ func Seed(t *testing.T, db *sql.DB, p *goose.Provider, at, through int64, seed [
 	}
 	if _, err := p.DownTo(t.Context(), at); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// StorageUUIDMigrationSeed is a commissioned machine in a database at
+// migration 00036: a storage configuration whose objects have no UUIDs
+// but its root filesystem's (one a deploy gave it), and a script summary
+// without set ids, with two commissioning sets and a testing set.
+func StorageUUIDMigrationSeed(now string) []string {
+	sc := `{"layout":"flat","boot_disk":"sda","disks":[{"id":1,"name":"sda","size":8589934592,"block_size":512,"numa_node":0}],` +
+		`"partition_tables":[{"disk":"sda","type":"GPT","partitions":[{"id":2,"number":1,"offset":4194304,"size":536870912,"bootable":true,"type":"esp"},` +
+		`{"id":3,"number":2,"offset":541065216,"size":8000000000}]}],` +
+		`"filesystems":[{"device":"sda-part1","fstype":"fat32","label":"efi","mount_point":"/boot/efi"},` +
+		`{"device":"sda-part2","fstype":"ext4","label":"root","uuid":"0b7c4c8e-0000-4000-8000-000000000001","mount_point":"/"},` +
+		`{"fstype":"tmpfs","mount_point":"/tmp"}],"next_id":4}`
+	sum := `{"known":true,"commissioning":2,"testing":2,"cpu":2,"memory":-1,"storage":-1,"network":-1,"interface":-1,"other":-1}`
+	return []string{
+		`INSERT INTO machines (system_id, hostname, status, zone_id, pool_id, created, updated, storage_config, script_status) VALUES ('jkl', 'n3', 4, 1, 1, ` +
+			now + `, ` + now + `, '` + sc + `', '` + sum + `')`,
+		`INSERT INTO machines (system_id, hostname, status, zone_id, pool_id, created, updated) VALUES ('mno', 'n4', 0, 1, 1, ` + now + `, ` + now + `)`,
+		`INSERT INTO script_sets (id, system_id, result_type, created) VALUES (4, 'jkl', 0, ` + now + `), (6, 'jkl', 2, ` + now + `), (9, 'jkl', 0, ` + now + `)`,
+	}
+}
+
+// CheckStorageUUIDMigration checks a store migrated from
+// StorageUUIDMigrationSeed: every storage object has a UUID of its own,
+// the root filesystem keeps its, and the summary names the newest sets;
+// the machine without either is as it was.
+func CheckStorageUUIDMigration(t *testing.T, s store.Store) {
+	t.Helper()
+	m, err := s.GetMachine(t.Context(), "jkl")
+	if err != nil || m.StorageConfig == nil {
+		t.Fatalf("migrated machine %+v %v", m, err)
+	}
+	c := *m.StorageConfig
+	if c.MissingUUIDs() {
+		t.Fatalf("objects without UUIDs after the migration: %+v", c)
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Tables[0].Partitions {
+		seen[p.UUID] = true
+	}
+	for _, f := range c.Filesystems {
+		seen[f.UUID] = true
+	}
+	if len(seen) != 5 {
+		t.Fatalf("%d distinct UUIDs for 2 partitions and 3 filesystems: %+v", len(seen), c)
+	}
+	if root, _ := c.FilesystemAt("/"); root.UUID != "0b7c4c8e-0000-4000-8000-000000000001" {
+		t.Fatalf("the root filesystem's UUID changed to %q", root.UUID)
+	}
+	if esp, _ := c.FilesystemAt("/boot/efi"); len(esp.UUID) != 9 || esp.UUID[4] != '-' {
+		t.Fatalf("the ESP's volume id %q is not FAT's XXXX-XXXX", esp.UUID)
+	}
+	if m.Scripts.CommissioningSet != 9 || m.Scripts.TestingSet != 6 || m.Scripts.Commissioning != machine.ScriptPassed || m.Scripts.CPU != machine.ScriptPassed {
+		t.Fatalf("migrated script summary %+v", m.Scripts)
+	}
+	other, err := s.GetMachine(t.Context(), "mno")
+	if err != nil || other.StorageConfig != nil || other.Scripts.Known {
+		t.Fatalf("machine without storage or scripts after the migration: %+v %v", other, err)
 	}
 }
