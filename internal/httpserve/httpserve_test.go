@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -32,17 +33,7 @@ func TestCapListenerFreesSlots(t *testing.T) {
 	}
 	ln := Limits{PerAddress: 2}.Listen(raw)
 	defer ln.Close()
-	accepted := make(chan net.Conn, 10)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(t, ln)
 	dial := func() net.Conn {
 		c, err := net.Dial("tcp", raw.Addr().String())
 		if err != nil {
@@ -149,18 +140,7 @@ func TestTotalCapKeepsASpareForLoopback(t *testing.T) {
 	}
 	ln := Limits{PerAddress: 2, Total: 4}.Listen(raw)
 	defer ln.Close()
-	accepted := make(chan net.Conn, 20)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				close(accepted)
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-			accepted <- c
-		}
-	}()
+	accepted := acceptAll(t, ln)
 	dialFrom := func(src string) net.Conn {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
 		c, err := d.Dial("tcp", raw.Addr().String())
@@ -195,4 +175,33 @@ func TestTotalCapKeepsASpareForLoopback(t *testing.T) {
 	if c := dialFrom("127.0.0.4"); closed(c) {
 		t.Fatal("a freed slot was not taken again")
 	}
+}
+
+// acceptAll accepts from ln until it is closed, handing each connection
+// on; those still open are closed when the test ends.
+func acceptAll(t *testing.T, ln net.Listener) <-chan net.Conn {
+	accepted := make(chan net.Conn, 20)
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range open {
+			c.Close()
+		}
+	})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			open = append(open, c)
+			mu.Unlock()
+			accepted <- c
+		}
+	}()
+	return accepted
 }
